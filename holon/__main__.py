@@ -1,0 +1,3 @@
+from holon.cli.main import entry
+
+entry()

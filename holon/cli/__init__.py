@@ -1,0 +1,1 @@
+"""The `holon` command line: a thin adapter over the library."""

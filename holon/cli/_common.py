@@ -1,0 +1,78 @@
+"""Argument helpers shared by the run and probe commands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from holon.duration import parse_duration
+from holon.errors import InvalidInput
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("agent and runtime")
+    group.add_argument("--runtime", default="docker", help="docker (default) or local")
+    group.add_argument("--image", help="agent image (docker runtime)")
+    group.add_argument(
+        "--agent",
+        metavar="CMD",
+        help="agent command: required for the local runtime, overrides the image entrypoint in docker",
+    )
+    group.add_argument("--network", default="bridge", help="docker network: bridge (default), none, ...")
+    group.add_argument("--cpus", type=float, help="CPU limit for the container, e.g. 1.5")
+    group.add_argument("--memory", help="memory limit for the container, e.g. 2g")
+    group.add_argument(
+        "--pull", default="never", help="image pull policy: never (default), missing, always"
+    )
+    group.add_argument(
+        "--secret-env",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="pass the environment variable NAME to the agent (repeatable); its value is never printed",
+    )
+    group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
+    group.add_argument("--json", action="store_true", help="print the run record as JSON")
+
+
+def agent_argv(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    try:
+        argv = shlex.split(value)
+    except ValueError as exc:
+        raise InvalidInput(f"--agent: {exc}") from None
+    if not argv:
+        raise InvalidInput("--agent: empty command")
+    return argv
+
+
+def timeout_seconds(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise InvalidInput(f"--timeout: {exc}") from None
+
+
+def secrets_from_env(names: list[str]) -> dict[str, SecretStr]:
+    secrets = {}
+    for name in names:
+        if name not in os.environ:
+            raise InvalidInput(f"--secret-env {name}: not set in the environment")
+        secrets[name] = SecretStr(os.environ[name])
+    return secrets
+
+
+def existing_dir(value: str | None, what: str) -> Path | None:
+    if value is None:
+        return None
+    path = Path(value)
+    if not path.is_dir():
+        raise InvalidInput(f"{what} is not a directory: {value}")
+    return path

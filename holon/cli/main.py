@@ -1,0 +1,107 @@
+"""`holon` entry point: parse, dispatch to one lazily imported command, map errors to exit codes.
+
+Exit codes follow DESIGN.md section 5: expected failures print one line; an unexpected exception
+prints one line naming the log file that holds its traceback (exit 70); Ctrl-C exits 130; usage
+errors exit 64 instead of argparse's 2, which the Agent Contract reserves for "needs human".
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NoReturn, Protocol, cast
+
+from holon import __version__
+from holon.errors import HolonError
+
+EXIT_USAGE = 64
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+# name -> (module, one-line help). Modules are imported only when their command runs.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("holon.cli.run_cmd", "run one agent under the Agent Contract"),
+    "probe": ("holon.cli.probe_cmd", "check that an agent is ready (runs it with --probe)"),
+}
+
+
+class Command(Protocol):
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def main(self, args: argparse.Namespace) -> int: ...
+
+
+class UsageError(HolonError):
+    exit_code = EXIT_USAGE
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _log_path() -> Path:
+    base = os.environ.get("HOLON_LOG_DIR") or os.environ.get("RUNNER_TEMP")
+    if base:
+        return Path(base) / "holon-error.log"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "holon" / "holon-error.log"
+
+
+def _report_internal(exc: BaseException) -> int:
+    path = _log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {datetime.now(UTC).isoformat()} holon {__version__} {sys.argv!r}\n")
+            log.write("".join(traceback.format_exception(exc)))
+        where = f"traceback in {path}"
+    except OSError:
+        where = "could not write the log"
+    print(f"holon: internal error: {exc.__class__.__name__}; {where}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def build_parser(command: str | None) -> Parser:
+    parser = Parser(prog="holon", description="Holon: honest autonomous agent work for repositories.")
+    parser.add_argument("--version", action="version", version=f"holon {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, (module, help_text) in COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            cast(Command, importlib.import_module(module)).configure(child)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in args_list if not a.startswith("-")), None)
+    try:
+        parser = build_parser(chosen if chosen in COMMANDS else None)
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
+        return module.main(args)
+    except HolonError as exc:
+        print(f"holon: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("holon: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # --help and --version exit 0 through argparse
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:
+        return _report_internal(exc)
+
+
+def entry() -> NoReturn:
+    sys.exit(main())

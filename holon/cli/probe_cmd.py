@@ -1,0 +1,48 @@
+"""`holon probe`: a contract readiness check (runs the agent with --probe)."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from holon.cli._common import add_backend_arguments, agent_argv, secrets_from_env, timeout_seconds
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", metavar="FILE", help="spec to give the agent (default: a minimal one)")
+    parser.add_argument(
+        "--output", metavar="DIR", help="keep the probe's output here (default: discarded)"
+    )
+    add_backend_arguments(parser)
+
+
+def main(args: argparse.Namespace) -> int:
+    from holon.contract.spec import load_spec
+    from holon.runner import RunRequest, probe
+    from holon.runner.probe import PROBE_SPEC
+
+    spec = load_spec(Path(args.spec)) if args.spec else PROBE_SPEC
+    with tempfile.TemporaryDirectory(prefix="holon-probe-out-") as scratch:
+        request = RunRequest(
+            spec=spec,
+            workspace=Path(scratch),
+            output=Path(args.output) if args.output else Path(scratch) / "output",
+            runtime=args.runtime,
+            image=args.image,
+            agent=agent_argv(args.agent),
+            timeout=timeout_seconds(args.timeout),
+            secrets=secrets_from_env(args.secret_env),
+            network=args.network,
+            cpus=args.cpus,
+            memory=args.memory,
+            pull=args.pull,
+        )
+        result = probe(request)
+        if args.json:
+            print(result.model_dump_json(indent=2))
+        elif result.exit_code == 0:
+            print(f"probe ok: {result.runtime} agent answered --probe with a valid manifest")
+        else:
+            print(f"probe failed: {result.reason}")
+    return 0 if result.exit_code == 0 else 1

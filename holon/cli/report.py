@@ -1,0 +1,22 @@
+"""Human-readable summaries of results for the terminal."""
+
+from __future__ import annotations
+
+from holon.runner.record import RunResult
+
+
+def describe_run(result: RunResult) -> str:
+    lines = [
+        f"run {result.run_id}: {result.status} ({result.outcome}), exit {int(result.exit_code)}",
+        f"reason: {result.reason}",
+        f"output: {result.output_path}",
+    ]
+    if result.patch is not None:
+        if result.patch.error:
+            lines.append(f"patch: not produced ({result.patch.error})")
+        else:
+            lines.append(f"patch: {result.patch.path} ({result.patch.bytes} bytes, {result.patch.source})")
+    if result.missing_artifacts:
+        lines.append("missing: " + ", ".join(result.missing_artifacts))
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines)

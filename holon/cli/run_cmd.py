@@ -1,0 +1,87 @@
+"""`holon run`: one Agent Contract run; exits with the contract's code (0/1/2)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from holon.cli._common import (
+    add_backend_arguments,
+    agent_argv,
+    existing_dir,
+    secrets_from_env,
+    timeout_seconds,
+)
+from holon.errors import InvalidInput
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", required=True, metavar="FILE", help="the run's spec.yaml")
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="directory to snapshot (default: the spec's context.workspace, else the current dir)",
+    )
+    parser.add_argument("--output", required=True, metavar="DIR", help="empty or new directory")
+    parser.add_argument("--context", metavar="DIR", help="files for /holon/input/context/")
+    parser.add_argument("--system-prompt", metavar="FILE", help="becomes /holon/input/prompts/system.md")
+    parser.add_argument("--user-prompt", metavar="FILE", help="becomes /holon/input/prompts/user.md")
+    parser.add_argument(
+        "--include-ignored", action="store_true", help="also copy files that git ignores"
+    )
+    parser.add_argument(
+        "--keep-workspace", action="store_true", help="keep the snapshot after the run"
+    )
+    add_backend_arguments(parser)
+
+
+def _read_prompt(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{flag}: cannot read {value} ({exc.__class__.__name__})") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    from holon.contract.spec import load_spec
+    from holon.runner import RunRequest, run
+
+    spec_path = Path(args.spec)
+    spec = load_spec(spec_path)
+    if args.workspace is not None:
+        workspace = Path(args.workspace)
+    elif spec.context.workspace:
+        workspace = spec_path.parent / spec.context.workspace
+    else:
+        workspace = Path.cwd()
+    request = RunRequest(
+        spec=spec,
+        workspace=workspace,
+        output=Path(args.output),
+        runtime=args.runtime,
+        image=args.image,
+        agent=agent_argv(args.agent),
+        context=existing_dir(args.context, "--context"),
+        system_prompt=_read_prompt(args.system_prompt, "--system-prompt"),
+        user_prompt=_read_prompt(args.user_prompt, "--user-prompt"),
+        timeout=timeout_seconds(args.timeout),
+        secrets=secrets_from_env(args.secret_env),
+        network=args.network,
+        cpus=args.cpus,
+        memory=args.memory,
+        pull=args.pull,
+        include_ignored=args.include_ignored,
+        keep_workspace=args.keep_workspace,
+    )
+    result = run(request)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        from holon.cli.report import describe_run
+
+        print(describe_run(result))
+    sys.stdout.flush()
+    return int(result.exit_code)

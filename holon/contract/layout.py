@@ -1,0 +1,52 @@
+"""The contract's filesystem boundary and exit codes (RFC-0002 sections 3.1-3.3)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import PurePath, PurePosixPath
+
+ENV_INPUT_DIR = "HOLON_INPUT_DIR"
+ENV_WORKSPACE_DIR = "HOLON_WORKSPACE_DIR"
+ENV_OUTPUT_DIR = "HOLON_OUTPUT_DIR"
+ENV_RUN_ID = "HOLON_RUN_ID"
+
+SPEC_FILE = "spec.yaml"
+CONTEXT_DIR = "context"
+PROMPTS_DIR = "prompts"
+MANIFEST_FILE = "manifest.json"
+PATCH_FILE = "diff.patch"
+# Files the runner itself writes beside the agent's outputs.
+RUN_RECORD_FILE = "run.json"
+RUN_LOG_FILE = "run.log"
+
+
+class AgentExit(enum.IntEnum):
+    """Agent and `holon run` exit codes (RFC-0002 section 3.3)."""
+
+    SUCCESS = 0
+    FAILURE = 1
+    NEEDS_HUMAN = 2
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the three contract directories are, as the agent sees them."""
+
+    input: PurePath
+    workspace: PurePath
+    output: PurePath
+
+    def env(self) -> dict[str, str]:
+        return {
+            ENV_INPUT_DIR: str(self.input),
+            ENV_WORKSPACE_DIR: str(self.workspace),
+            ENV_OUTPUT_DIR: str(self.output),
+        }
+
+
+CONTAINER_LAYOUT = Layout(
+    input=PurePosixPath("/holon/input"),
+    workspace=PurePosixPath("/holon/workspace"),
+    output=PurePosixPath("/holon/output"),
+)

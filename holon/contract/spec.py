@@ -1,0 +1,200 @@
+"""`spec.yaml`: the user-written description of one run (RFC-0002 section 3.1).
+
+User-written, so unknown keys are errors. Versions `v1` and the legacy `v0.1`/`v0.2` are accepted; in
+the legacy shape an output artifact may be a bare path, which means "required".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+)
+
+from holon.contract._errors import describe_validation_error
+from holon.duration import format_duration, parse_duration
+from holon.errors import InvalidInput
+from holon.secrets import secret_prefix
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _duration(value: Any) -> float:
+    if isinstance(value, str | int | float):
+        return parse_duration(value)
+    raise ValueError("a duration must be a number of seconds or a string like 90s, 5m, 1h30m")
+
+
+Duration = Annotated[
+    float,
+    BeforeValidator(_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
+
+
+def _relative_path(value: str, what: str) -> str:
+    path = PurePosixPath(value)
+    if not value or path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"{what} must be a relative path inside the directory, got {value!r}")
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+class Metadata(_Strict):
+    name: str | None = None
+    id: str | None = None
+    skills: list[str] = Field(default_factory=list)
+
+
+class Context(_Strict):
+    workspace: str | None = Field(
+        default=None, description="Workspace directory, relative to the spec file when not absolute."
+    )
+    files: list[str] = Field(
+        default_factory=list, description="Workspace-relative files the agent should read first."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Non-secret environment for the agent."
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _files_relative(cls, files: list[str]) -> list[str]:
+        return [_relative_path(f, "context.files entry") for f in files]
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_scalars(cls, env: Any) -> Any:
+        # YAML turns `PORT: 8080` into an int; an env value is text, so scalars are accepted as text.
+        if isinstance(env, dict):
+            return {
+                k: (str(v).lower() if isinstance(v, bool) else str(v))
+                if isinstance(v, int | float | bool)
+                else v
+                for k, v in env.items()
+            }
+        return env
+
+    @field_validator("env")
+    @classmethod
+    def _env_not_secret(cls, env: dict[str, str]) -> dict[str, str]:
+        for name, value in env.items():
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            prefix = secret_prefix(value)
+            if prefix is not None:
+                # Never echo the value: naming the variable and the prefix is enough to fix it.
+                raise ValueError(
+                    f"{name} looks like a secret (starts with {prefix!r}); secrets must reach the "
+                    "agent as environment variables (--secret-env), never inside the spec"
+                )
+        return env
+
+
+class Goal(_Strict):
+    description: str = Field(min_length=1)
+    issue_id: str | None = None
+
+    @field_validator("issue_id", mode="before")
+    @classmethod
+    def _issue_id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class ArtifactSpec(_Strict):
+    path: str
+    required: bool = False
+
+    @field_validator("path")
+    @classmethod
+    def _path_relative(cls, value: str) -> str:
+        return _relative_path(value, "output.artifacts path")
+
+
+def _legacy_artifact(value: Any) -> Any:
+    # v0.1 listed artifacts as bare paths, all of them required.
+    return {"path": value, "required": True} if isinstance(value, str) else value
+
+
+class Output(_Strict):
+    artifacts: list[Annotated[ArtifactSpec, BeforeValidator(_legacy_artifact)]] = Field(
+        default_factory=list
+    )
+
+
+class Constraints(_Strict):
+    timeout: Duration | None = None
+    max_steps: int | None = Field(default=None, gt=0)
+
+
+class Spec(_Strict):
+    """One run's spec, exactly as the agent receives it at `/holon/input/spec.yaml`."""
+
+    version: Literal["v1", "v0.1", "v0.2"]
+    kind: Literal["Holon"]
+    metadata: Metadata = Field(default_factory=Metadata)
+    context: Context = Field(default_factory=Context)
+    goal: Goal
+    output: Output = Field(default_factory=Output)
+    constraints: Constraints = Field(default_factory=Constraints)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        # `version: 1` in YAML is the number 1; say what is accepted instead of a type error.
+        if not isinstance(value, str) or value not in ("v1", "v0.1", "v0.2"):
+            raise ValueError(f"unsupported version {value!r}: use v1 (v0.1 and v0.2 are accepted)")
+        return value
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind_text(cls, value: Any) -> Any:
+        if value != "Holon":
+            raise ValueError(f"unknown kind {value!r}: expected Holon")
+        return value
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json", exclude_none=True)
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
+    """Parse and validate spec text; every problem becomes one InvalidInput line."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise InvalidInput(f"{source}: invalid YAML{where}: {problem}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{source}: expected a mapping at the top level")
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(describe_validation_error(source, exc)) from None
+
+
+def load_spec(path: Path) -> Spec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"spec file not found: {path}") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"spec path is a directory, not a file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read spec {path}: {exc.__class__.__name__}") from None
+    return parse_spec(text, source=str(path))

@@ -1,0 +1,86 @@
+"""The interface every execution backend satisfies, and the registry of backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from holon.errors import Unavailable
+
+
+@dataclass(frozen=True)
+class HostPaths:
+    """The run's directories on the machine that runs the backend."""
+
+    input: Path
+    workspace: Path
+    output: Path
+    log: Path  # the agent's stdout and stderr, kept outside /holon/output while it runs
+    git_objects: Path | None = None  # the original object store the snapshot borrows
+
+
+@dataclass(frozen=True)
+class Job:
+    run_id: str
+    paths: HostPaths
+    env: Mapping[str, str]  # spec env and secrets; each backend adds the HOLON_* layout variables
+    timeout: float
+    probe: bool = False  # append --probe to the agent's command (RFC-0002 section 3.6)
+
+
+@dataclass(frozen=True)
+class Execution:
+    exit_code: int | None  # None when the agent was killed before it exited on its own
+    timed_out: bool
+    started_at: datetime
+    ended_at: datetime
+    notes: list[str] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    name: str
+
+    def preflight(self) -> None:
+        """Raise Unavailable when this backend cannot run here (engine, image, command)."""
+
+    def execute(self, job: Job) -> Execution:
+        """Run the agent to completion or timeout; all its processes are gone on return."""
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    image: str | None = None
+    agent: list[str] | None = None
+    network: str = "bridge"
+    cpus: float | None = None
+    memory: str | None = None
+    pull: str = "never"
+    user: str | None = None  # uid:gid for the container; default: the invoking user
+
+
+def _local(options: BackendOptions) -> Backend:
+    from holon.runner.local import LocalBackend
+
+    return LocalBackend(options)
+
+
+def _docker(options: BackendOptions) -> Backend:
+    from holon.runner.docker_backend import DockerBackend
+
+    return DockerBackend(options)
+
+
+# An explicit registry: adding a backend is one entry here and one module.
+BACKENDS: dict[str, Callable[[BackendOptions], Backend]] = {"local": _local, "docker": _docker}
+
+
+def make_backend(name: str, options: BackendOptions) -> Backend:
+    try:
+        factory = BACKENDS[name]
+    except KeyError:
+        known = ", ".join(sorted(BACKENDS))
+        raise Unavailable(f"unknown runtime {name!r}: use one of {known}") from None
+    return factory(options)

@@ -1,0 +1,119 @@
+"""The runner's own record of a run (`run.json`) and the verdict rules that fill it.
+
+The verdict is pure: given how the agent exited and what its manifest says, it decides the run's
+status, outcome and contract exit code. The agent's word is checked, not trusted: a manifest that
+claims success while the process failed, or that still says "running", is a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from holon.contract.layout import AgentExit
+from holon.contract.manifest import Manifest, ManifestOutcome
+
+RunStatus = Literal["completed", "failed", "timed_out", "interrupted"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SnapshotInfo(_Record):
+    """Where the agent's workspace came from: its recorded starting point."""
+
+    source: str
+    kind: Literal["git", "directory"]
+    head: str | None = Field(description="The commit checked out in the original, if any.")
+    branch: str | None
+    start_tree: str = Field(description="Git tree of the snapshot at the start (incl. local edits).")
+    files: int
+    include_ignored: bool
+
+
+class PatchInfo(_Record):
+    path: str | None = Field(description="diff.patch in the output directory, when there is one.")
+    source: Literal["agent", "runner", "none"]
+    bytes: int = 0
+    error: str | None = None
+
+
+class RunResult(_Record):
+    """What `run()` returns and what `run.json` holds."""
+
+    run_id: str
+    runtime: str
+    image: str | None = None
+    agent: list[str] | None = None
+    probe: bool = False
+    status: RunStatus
+    outcome: ManifestOutcome
+    exit_code: AgentExit
+    reason: str
+    agent_exit_code: int | None
+    output_path: str
+    manifest_path: str | None
+    manifest: Manifest | None
+    snapshot: SnapshotInfo | None
+    patch: PatchInfo | None
+    missing_artifacts: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    started_at: datetime
+    ended_at: datetime
+    duration_seconds: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: RunStatus
+    outcome: ManifestOutcome
+    exit_code: AgentExit
+    reason: str
+
+
+def _fail(reason: str, status: RunStatus = "failed") -> Verdict:
+    return Verdict(status, "failure", AgentExit.FAILURE, reason)
+
+
+def judge(
+    *,
+    agent_exit: int | None,
+    timed_out: bool,
+    timeout: float,
+    manifest: Manifest | None,
+    manifest_error: str | None,
+    missing_required: list[str],
+) -> Verdict:
+    """Decide a run's result from runtime evidence (RFC-0002 sections 3.3, 4, 4.1)."""
+    if timed_out:
+        return _fail(f"timed out after {timeout:g}s; the agent and its processes were killed", "timed_out")
+    if manifest is None:
+        return _fail(f"invalid run: {manifest_error or 'manifest.json missing'}")
+    if manifest.status == "running":
+        return _fail("the agent exited while its manifest still says status=running")
+    if manifest.outcome == "needs_human":
+        # Exit 1 with needs_human is the contract's fallback for agents without exit code 2.
+        if agent_exit in (AgentExit.SUCCESS, AgentExit.FAILURE, AgentExit.NEEDS_HUMAN):
+            question = f": {manifest.question.text}" if manifest.question else ""
+            return Verdict("completed", "needs_human", AgentExit.NEEDS_HUMAN, f"needs human review{question}")
+        return _fail(f"agent exited with {agent_exit} while its manifest says needs_human")
+    if manifest.outcome == "failure" or manifest.status == "failed":
+        detail = f": {manifest.error}" if manifest.error else ""
+        return _fail(f"the agent reported failure{detail}")
+    # The manifest claims success; the process must agree.
+    if agent_exit == AgentExit.NEEDS_HUMAN:
+        return Verdict(
+            "completed",
+            "needs_human",
+            AgentExit.NEEDS_HUMAN,
+            "agent exited 2 (needs human review) although its manifest says success",
+        )
+    if agent_exit != AgentExit.SUCCESS:
+        return _fail(f"agent exited with {agent_exit} although its manifest says success")
+    if missing_required:
+        return _fail("required artifact(s) missing: " + ", ".join(missing_required))
+    return Verdict("completed", "success", AgentExit.SUCCESS, "completed successfully")

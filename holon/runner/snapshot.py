@@ -1,0 +1,376 @@
+"""The workspace snapshot (RFC-0002 section 4): the agent works on a copy, never the original.
+
+A git workspace keeps its history: the snapshot gets its own small `.git` (HEAD, refs, index,
+shallow list, ignore rules, remotes without credentials) whose object store borrows the original's
+read-only through git alternates, so no object is copied and none is ever written back. The files
+copied are the ones git would show: tracked files with the user's uncommitted changes plus untracked
+files that are not ignored (ignored ones only when asked). Copies are real copies (`cp --reflink=auto`
+clones blocks where the filesystem can, and never hardlinks), so an agent appending to a file leaves
+the original byte-identical.
+
+The starting point is recorded as a git tree in a runner-private repository outside the snapshot,
+so the patch of the agent's changes never contains the user's own uncommitted work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from holon.errors import HolonError, InvalidInput
+from holon.runner.git import GitError, git, git_ok
+
+# Where the original object store appears, relative to the run root, for both backends: the
+# snapshot's alternates file points at `../../../git-objects` from `<root>/workspace/.git/objects`.
+OBJECTS_LINK = "git-objects"
+_ALTERNATE = f"../../../{OBJECTS_LINK}"
+
+# Configuration a snapshot needs to read the repository and talk about its remotes. Everything else
+# (credential helpers, `http.*.extraheader` tokens written by actions/checkout, hooks, includes) is
+# left behind on purpose.
+_KEPT_CONFIG = re.compile(
+    r"core\.(repositoryformatversion|filemode|symlinks|ignorecase|precomposeunicode|autocrlf|eol)"
+    r"|extensions\.(objectformat|compatobjectformat)"
+    r"|remote\.[^\n]+\.(url|pushurl|fetch)"
+    r"|branch\.[^\n]+\.(remote|merge)"
+)
+
+# Two copy processes: copying many small files is bound by syscalls, and the machine has 2 cores.
+_COPY_WORKERS = 2
+
+
+class SnapshotError(HolonError):
+    """The snapshot could not be taken or read."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A prepared snapshot and what the runner needs to diff it later."""
+
+    source: Path
+    root: Path
+    kind: Literal["git", "directory"]
+    head: str | None
+    branch: str | None
+    start_tree: str
+    files: int
+    include_ignored: bool
+    private_git: Path
+    objects: Path | None  # the original object store the snapshot borrows, when kind == "git"
+
+    def _git_env(self, index: Path) -> dict[str, str]:
+        return {
+            "GIT_DIR": str(self.private_git),
+            "GIT_WORK_TREE": str(self.root),
+            "GIT_INDEX_FILE": str(index),
+        }
+
+    def current_tree(self) -> str:
+        """The tree of the snapshot as it is now, with the same file selection as at the start."""
+        index = self.private_git / "final.index"
+        shutil.copy2(self.private_git / "start.index", index)
+        return _write_tree(self.root, self._git_env(index), force=self._force)
+
+    @property
+    def _force(self) -> bool:
+        return self.include_ignored or self.kind == "directory"
+
+    def diff(self) -> bytes:
+        """The agent's changes since the start as a `git apply`-able binary patch."""
+        end = self.current_tree()
+        if end == self.start_tree:
+            return b""
+        return git(
+            [
+                "diff",
+                "--binary",
+                "--full-index",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                self.start_tree,
+                end,
+            ],
+            env={"GIT_DIR": str(self.private_git)},
+        )
+
+
+def _write_tree(root: Path, env: dict[str, str], *, force: bool) -> str:
+    # Copies keep size and mtime but not inode or ctime: comparing only those lets git skip
+    # re-reading every unchanged file.
+    stat = ["-c", "core.checkStat=minimal", "-c", "core.trustctime=false"]
+    add = [*stat, "add", "--all", "--ignore-errors"]
+    if force:
+        add.append("--force")
+    git([*add, "--", "."], cwd=root, env=env)
+    return git([*stat, "write-tree"], cwd=root, env=env).decode().strip()
+
+
+@dataclass(frozen=True)
+class _Repo:
+    top: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def _find_repo(workspace: Path) -> _Repo | None:
+    out = git_ok(
+        [
+            "rev-parse",
+            "--path-format=absolute",
+            "--is-bare-repository",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+        cwd=workspace,
+    )
+    if out is None:
+        return None
+    lines = out.splitlines()
+    if len(lines) != 4 or lines[0] != "false":
+        return None
+    top = Path(lines[1])
+    if top.resolve() != workspace.resolve():
+        # A subdirectory of a repository is snapshotted as a plain directory: its history
+        # belongs to a tree the agent was not given.
+        return None
+    return _Repo(top=top, git_dir=Path(lines[2]), common_dir=Path(lines[3]))
+
+
+def _list_files(repo: _Repo, include_ignored: bool) -> list[bytes]:
+    args = ["ls-files", "-z", "--cached", "--others"]
+    if not include_ignored:
+        args.append("--exclude-standard")
+    out = git(args, cwd=repo.top)
+    seen: set[bytes] = set()
+    files = []
+    top = bytes(repo.top)
+    for name in out.split(b"\0"):
+        # --cached also lists files the user deleted but did not stage, and unmerged paths twice.
+        if name and name not in seen and os.path.lexists(top + b"/" + name):
+            seen.add(name)
+            files.append(name)
+    return files
+
+
+def _copy_files(source: Path, dest: Path, names: list[bytes]) -> None:
+    """`cp -a --reflink=auto --parents` of the listed files, in parallel batches."""
+    if not names:
+        return
+    chunks = [names[i::_COPY_WORKERS] for i in range(_COPY_WORKERS)]
+    procs = []
+    for chunk in chunks:
+        if not chunk:
+            continue
+        proc = subprocess.Popen(
+            ["xargs", "-0", "cp", "-a", "--reflink=auto", "--parents", "-t", str(dest), "--"],
+            cwd=source,
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        procs.append((proc, b"\0".join(chunk)))
+    errors = []
+    for proc, data in procs:
+        _, err = proc.communicate(data)
+        if proc.returncode != 0:
+            errors.append(err.decode("utf-8", "replace").strip().splitlines()[:1])
+    if errors:
+        first = next((e[0] for e in errors if e), "cp failed")
+        raise SnapshotError(f"cannot copy the workspace: {first}")
+
+
+def _strip_credentials(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def _kept_config(common_dir: Path) -> list[tuple[str, str]]:
+    out = git(["config", "--file", str(common_dir / "config"), "--list", "-z"], check=False)
+    kept = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
+        if _KEPT_CONFIG.fullmatch(key):
+            if key.endswith(("url", "pushurl")):
+                value = _strip_credentials(value)
+            kept.append((key, value))
+    return kept
+
+
+def _copy_if_exists(src: Path, dst: Path) -> None:
+    if src.is_file():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst)
+
+
+def _quote(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + escaped.replace("\t", "\\t") + '"'
+
+
+def _config_text(entries: list[tuple[str, str]]) -> str:
+    """A git config file for `entries` (`section[.subsection].key`, value), written in one go."""
+    sections: dict[tuple[str, str | None], list[tuple[str, str]]] = {
+        ("core", None): [("repositoryformatversion", "0"), ("bare", "false")]
+    }
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        subsection, _, name = rest.rpartition(".")
+        items = sections.setdefault((section, subsection or None), [])
+        # Later values of single-valued keys win in git; replace instead of repeating them.
+        if name != "fetch":
+            items[:] = [item for item in items if item[0] != name]
+        items.append((name, value))
+    lines = []
+    for (section, subsection), items in sections.items():
+        lines.append(f"[{section}]" if subsection is None else f"[{section} {_quote(subsection)}]")
+        lines.extend(f"\t{name} = {_quote(value)}" for name, value in items)
+    return "\n".join(lines) + "\n"
+
+
+def _make_git_dir(path: Path, alternates: list[str], config: list[tuple[str, str]]) -> None:
+    (path / "objects" / "info").mkdir(parents=True)
+    (path / "refs" / "heads").mkdir(parents=True)
+    (path / "refs" / "tags").mkdir(parents=True)
+    (path / "HEAD").write_text("ref: refs/heads/main\n")
+    (path / "config").write_text(_config_text(config))
+    if alternates:
+        (path / "objects" / "info" / "alternates").write_text("\n".join(alternates) + "\n")
+
+
+def _original_alternates(common_dir: Path) -> list[str]:
+    """The original's own alternates, as absolute paths (a `--shared` clone borrows objects too)."""
+    path = common_dir / "objects" / "info" / "alternates"
+    if not path.is_file():
+        return []
+    result = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            entry = Path(line)
+            if not entry.is_absolute():
+                entry = (common_dir / "objects" / entry).resolve()
+            result.append(str(entry))
+    return result
+
+
+def take_snapshot(
+    source: Path, dest: Path, private: Path, *, include_ignored: bool = False
+) -> Snapshot:
+    """Copy `source` into `dest` (which must not exist) and record its starting point in `private`.
+
+    `dest.parent / OBJECTS_LINK` becomes a symlink to the original object store for a git
+    workspace; a container backend mounts the store at the same place instead.
+    """
+    if not source.is_dir():
+        raise InvalidInput(f"workspace is not a directory: {source}")
+    source, dest, private = source.absolute(), dest.absolute(), private.absolute()
+    dest.mkdir(parents=True)
+    repo = _find_repo(source)
+    try:
+        if repo is None:
+            return _snapshot_directory(source, dest, private)
+        return _snapshot_repo(repo, dest, private, include_ignored)
+    except (GitError, OSError) as exc:
+        if isinstance(exc, GitError):
+            raise SnapshotError(f"cannot snapshot {source}: {exc}") from None
+        raise SnapshotError(f"cannot snapshot {source}: {exc.strerror or exc}") from None
+
+
+def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
+    proc = subprocess.run(
+        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", str(dest)],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SnapshotError(f"cannot copy the workspace: {detail[0] if detail else 'cp failed'}")
+    _make_git_dir(private, [], [])
+    index = private / "start.index"
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(index)}
+    tree = _write_tree(dest, env, force=True)
+    files = git(["ls-files", "-z"], cwd=dest, env=env).count(b"\0")
+    return Snapshot(
+        source=source,
+        root=dest,
+        kind="directory",
+        head=None,
+        branch=None,
+        start_tree=tree,
+        files=files,
+        include_ignored=True,
+        private_git=private,
+        objects=None,
+    )
+
+
+def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool) -> Snapshot:
+    names = _list_files(repo, include_ignored)
+    _copy_files(repo.top, dest, names)
+
+    objects = repo.common_dir / "objects"
+    config = _kept_config(repo.common_dir)
+    borrowed = _original_alternates(repo.common_dir)
+
+    # The agent's repository: the user's view of HEAD, refs and index, borrowing objects.
+    dot_git = dest / ".git"
+    _make_git_dir(dot_git, [_ALTERNATE, *borrowed], config)
+    shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
+    for name in ("packed-refs", "shallow", "info/exclude"):
+        _copy_if_exists(repo.common_dir / name, dot_git / name)
+    _copy_if_exists(repo.git_dir / "index", dot_git / "index")
+    refs = repo.common_dir / "refs"
+    if refs.is_dir():
+        shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
+    link = dest.parent / OBJECTS_LINK
+    if not link.exists():
+        link.symlink_to(objects, target_is_directory=True)
+
+    # The runner's private record of the starting point, outside anything the agent can touch.
+    _make_git_dir(private, [str(objects), *borrowed], config)
+    _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
+    index = private / "start.index"
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(index)}
+    try:
+        _copy_if_exists(repo.git_dir / "index", index)
+        tree = _write_tree(dest, env, force=include_ignored)
+    except GitError:
+        # An index git cannot read outside its repository (split index, newer format):
+        # start from nothing and hash every file instead.
+        index.unlink(missing_ok=True)
+        tree = _write_tree(dest, env, force=include_ignored)
+
+    head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo.top)
+    branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], cwd=repo.top)
+    return Snapshot(
+        source=repo.top,
+        root=dest,
+        kind="git",
+        head=head or None,
+        branch=branch or None,
+        start_tree=tree,
+        files=len(names),
+        include_ignored=include_ignored,
+        private_git=private,
+        objects=objects,
+    )

@@ -1,0 +1,70 @@
+#!/bin/sh
+# A test agent speaking the Agent Contract, for both backends (dash on the host, busybox in the
+# test image). Its behaviour comes from MODE in the spec's context.env.
+in="$HOLON_INPUT_DIR"; ws="$HOLON_WORKSPACE_DIR"; out="$HOLON_OUTPUT_DIR"
+
+manifest() { # status outcome [extra-json-fields]
+  printf '{"status": "%s", "outcome": "%s", "duration": "0.1s", "metadata": {"agent": "test-agent", "version": "1"}%s}\n' "$1" "$2" "$3" > "$out/manifest.json"
+}
+
+if [ "$1" = "--probe" ]; then
+  [ -f "$in/spec.yaml" ] || { echo "no spec" >&2; exit 1; }
+  touch "$out/.probe" && rm "$out/.probe" || exit 1
+  manifest completed success ', "metadata": {"mode": "probe"}'
+  exit 0
+fi
+
+case "$MODE" in
+success)
+  echo "agent line" >> "$ws/tracked.txt"
+  echo "brand new" > "$ws/added.txt"
+  rm -f "$ws/doomed.txt"
+  printf '\000\001\002\377binary\000tail' > "$ws/image.bin"
+  mkdir -p "$ws/sub/dir" && echo nested > "$ws/sub/dir/file.txt"
+  echo "# Summary" > "$out/summary.md"
+  manifest completed success ', "artifacts": ["summary.md", {"name": "patch", "path": "diff.patch"}], "future_field": {"kept": true}'
+  ;;
+fail)
+  manifest failed failure ', "error": "tests did not pass"'
+  exit 1 ;;
+needs_human)
+  manifest completed needs_human ', "question": {"id": "q1", "text": "Which database should I use?"}'
+  exit 2 ;;
+needs_human_exit1)
+  manifest completed needs_human ', "question": {"id": "q2", "text": "Proceed?"}'
+  exit 1 ;;
+lying)
+  manifest completed success
+  exit 1 ;;
+no_manifest)
+  echo "did nothing" ;;
+bad_json)
+  echo '{"status": "completed", "outcome":' > "$out/manifest.json" ;;
+bad_schema)
+  echo '{"status": "done", "outcome": "great"}' > "$out/manifest.json" ;;
+still_running)
+  manifest running success ;;
+sleep)
+  (while :; do echo t >> "$out/ticks"; sleep 0.1; done) &
+  sleep 300 ;;
+orphan)
+  (while :; do echo t >> "$out/ticks"; sleep 0.1; done) > /dev/null 2>&1 &
+  manifest completed success ;;
+write_input)
+  if echo x > "$in/intruder" 2> "$out/input_error.txt"; then echo written > "$out/input_result.txt"; else echo refused > "$out/input_result.txt"; fi
+  manifest completed success ;;
+inspect)
+  ls /sys/class/net > "$out/net.txt" 2>&1
+  env | grep -E '^(HOLON_|MODE=|SECRET_TOKEN=)' | sort > "$out/env.txt"
+  cat /sys/fs/cgroup/memory.max > "$out/memory.txt" 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes > "$out/memory.txt" 2>/dev/null
+  ls -a "$ws" > "$out/workspace.txt"
+  ls "$ws/.git/objects/../../../git-objects/" > "$out/objects.txt" 2>&1
+  mkdir -p "$out/nested" && echo x > "$out/nested/file.txt"
+  manifest completed success ;;
+append)
+  echo "appended by agent" >> "$ws/tracked.txt"
+  manifest completed success ;;
+*)
+  echo "unknown MODE=$MODE" >&2
+  exit 1 ;;
+esac

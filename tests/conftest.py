@@ -1,0 +1,152 @@
+"""Shared fixtures: real git repositories, the docker engine and test image, and a network guard."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.images import AGENTS, ImageUnavailable, build_agent_image
+
+AGENT_SCRIPT = AGENTS / "agent.sh"
+REQUIRE_DOCKER = os.environ.get("HOLON_REQUIRE_DOCKER") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only loopback and unix sockets: a test that reaches the internet fails loudly."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if self.family == socket.AF_UNIX:
+            return real_connect(self, address)
+        host = address[0] if isinstance(address, tuple) else address
+        if host in ("127.0.0.1", "::1", "localhost") or str(host).startswith("127."):
+            return real_connect(self, address)
+        raise RuntimeError(f"test tried to reach the network: {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    }
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """A real git repository with a commit, uncommitted edits, an untracked and an ignored file."""
+
+    def make(name: str = "repo", dirty: bool = True) -> Path:
+        repo = tmp_path / name
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        (repo / "tracked.txt").write_text("line 1\n")
+        (repo / "doomed.txt").write_text("to be deleted by the agent\n")
+        (repo / "image.bin").write_bytes(bytes(range(256)))
+        (repo / ".gitignore").write_text("*.log\nbuild/\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "initial")
+        if dirty:
+            with (repo / "tracked.txt").open("a") as handle:
+                handle.write("user's uncommitted line\n")
+            (repo / "untracked.txt").write_text("user's untracked file\n")
+            (repo / "debug.log").write_text("ignored\n")
+            (repo / "build").mkdir()
+            (repo / "build" / "out.o").write_bytes(b"\x7fELF")
+        return repo
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[Any]:
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        reason = f"no Docker engine reachable ({exc.__class__.__name__})"
+        if REQUIRE_DOCKER:
+            pytest.fail(f"HOLON_REQUIRE_DOCKER=1 but {reason}")
+        pytest.skip(reason)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def agent_image(docker_client: Any) -> str:
+    try:
+        return build_agent_image(docker_client)
+    except ImageUnavailable as exc:
+        if REQUIRE_DOCKER:
+            pytest.fail(f"HOLON_REQUIRE_DOCKER=1 but the test image cannot be built: {exc}")
+        pytest.skip(f"test image cannot be built: {exc}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under HOLON_REQUIRE_DOCKER=1 (CI) a skipped docker test is a failed test."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if REQUIRE_DOCKER and report.skipped and item.get_closest_marker("docker") is not None:
+        report.outcome = "failed"
+        report.longrepr = f"docker test skipped under HOLON_REQUIRE_DOCKER=1: {report.longrepr}"
+
+
+def spec_for(mode: str, **extra: Any) -> Any:
+    from holon.contract.spec import Spec
+
+    data: dict[str, Any] = {
+        "version": "v1",
+        "kind": "Holon",
+        "metadata": {"name": f"test-{mode}"},
+        "context": {"env": {"MODE": mode}},
+        "goal": {"description": f"test agent in mode {mode}"},
+    }
+    data.update(extra)
+    return Spec.model_validate(data)
+
+
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+def runtime(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def run_agent(runtime: str, request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Any]:
+    """Run the test agent in MODE through the selected backend; returns the RunResult."""
+    from holon.runner import RunRequest, run
+
+    image = request.getfixturevalue("agent_image") if runtime == "docker" else None
+
+    def go(mode: str, workspace: Path, output: Path | None = None, **kwargs: Any) -> Any:
+        spec = kwargs.pop("spec", None) or spec_for(mode)
+        req = RunRequest(
+            spec=spec,
+            workspace=workspace,
+            output=output or tmp_path / f"out-{mode}",
+            runtime=runtime,
+            image=image,
+            agent=None if runtime == "docker" else ["sh", str(AGENT_SCRIPT)],
+            work_dir=tmp_path,
+            **kwargs,
+        )
+        return run(req)
+
+    go.runtime = runtime  # type: ignore[attr-defined]
+    return go
