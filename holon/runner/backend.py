@@ -49,6 +49,9 @@ class Backend(Protocol):
     def execute(self, job: Job) -> Execution:
         """Run the agent to completion or timeout; all its processes are gone on return."""
 
+    def close(self) -> None:
+        """Release connections; the backend is not used afterwards."""
+
 
 @dataclass(frozen=True)
 class BackendOptions:

@@ -50,13 +50,25 @@ class DockerBackend:
     @property
     def client(self) -> Any:
         if self._client is None:
+            host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+            if host.startswith("unix://") and not os.path.exists(host.removeprefix("unix://")):
+                # Checked here because the SDK leaks the socket of a failed unix connect.
+                raise Unavailable(f"Docker engine not reachable: no socket at {host[7:]}")
+            client = None
             try:
-                self._client = docker.from_env()
-                self._client.ping()
+                client = docker.from_env()
+                client.ping()
             except (DockerException, requests.RequestException) as exc:
-                self._client = None
+                if client is not None:
+                    client.close()
                 raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
+            self._client = client
         return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def preflight(self) -> None:
         try:

@@ -38,6 +38,9 @@ class LocalBackend:
         if shutil.which(program) is None and not Path(program).is_file():
             raise Unavailable(f"agent command not found: {program}")
 
+    def close(self) -> None:
+        pass
+
     def execute(self, job: Job) -> Execution:
         layout = Layout(input=job.paths.input, workspace=job.paths.workspace, output=job.paths.output)
         env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}

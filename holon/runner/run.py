@@ -181,6 +181,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             _undo_output(output, created_output)
         raise
     finally:
+        backend.close()
         if not request.keep_workspace:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -51,7 +51,7 @@ orphan)
   (while :; do echo t >> "$out/ticks"; sleep 0.1; done) > /dev/null 2>&1 &
   manifest completed success ;;
 write_input)
-  if echo x > "$in/intruder" 2> "$out/input_error.txt"; then echo written > "$out/input_result.txt"; else echo refused > "$out/input_result.txt"; fi
+  if { echo x > "$in/intruder"; } 2> "$out/input_error.txt"; then echo written > "$out/input_result.txt"; else echo refused > "$out/input_result.txt"; fi
   manifest completed success ;;
 inspect)
   ls /sys/class/net > "$out/net.txt" 2>&1
