@@ -8,8 +8,11 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 
 
-def parse_duration(value: str | int | float) -> float:
-    """Return seconds for a duration; raise ValueError naming the problem."""
+def parse_duration(value: str | int | float, *, allow_zero: bool = False) -> float:
+    """Return seconds for a duration; raise ValueError naming the problem.
+
+    Limits (timeouts, intervals) must be positive; measured durations may be zero.
+    """
     if isinstance(value, bool):
         raise ValueError("a duration must be a number of seconds or a string like 90s, 5m, 1h30m")
     if isinstance(value, int | float):
@@ -30,7 +33,7 @@ def parse_duration(value: str | int | float) -> float:
                 raise ValueError(
                     f"invalid duration {value!r}: use 90s, 5m, 1h30m, 250ms or bare seconds"
                 )
-    if seconds <= 0:
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise ValueError(f"invalid duration {value!r}: must be greater than zero")
     return seconds
 

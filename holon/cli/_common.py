@@ -20,9 +20,11 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--agent",
         metavar="CMD",
-        help="agent command: required for the local runtime, overrides the image entrypoint in docker",
+        help="agent command: required for the local runtime; overrides the image entrypoint",
     )
-    group.add_argument("--network", default="bridge", help="docker network: bridge (default), none, ...")
+    group.add_argument(
+        "--network", default="bridge", help="docker network: bridge (default), none, ..."
+    )
     group.add_argument("--cpus", type=float, help="CPU limit for the container, e.g. 1.5")
     group.add_argument("--memory", help="memory limit for the container, e.g. 2g")
     group.add_argument(
@@ -33,7 +35,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         action="append",
         default=[],
-        help="pass the environment variable NAME to the agent (repeatable); its value is never printed",
+        help="pass environment variable NAME to the agent (repeatable); never printed",
     )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
     group.add_argument("--json", action="store_true", help="print the run record as JSON")

@@ -70,7 +70,9 @@ def _report_internal(exc: BaseException) -> int:
 
 
 def build_parser(command: str | None) -> Parser:
-    parser = Parser(prog="holon", description="Holon: honest autonomous agent work for repositories.")
+    parser = Parser(
+        prog="holon", description="Holon: honest autonomous agent work for repositories."
+    )
     parser.add_argument("--version", action="version", version=f"holon {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMANDS.items():

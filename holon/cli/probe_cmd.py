@@ -10,7 +10,9 @@ from holon.cli._common import add_backend_arguments, agent_argv, secrets_from_en
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--spec", metavar="FILE", help="spec to give the agent (default: a minimal one)")
+    parser.add_argument(
+        "--spec", metavar="FILE", help="spec to give the agent (default: a minimal one)"
+    )
     parser.add_argument(
         "--output", metavar="DIR", help="keep the probe's output here (default: discarded)"
     )

@@ -15,7 +15,9 @@ def describe_run(result: RunResult) -> str:
         if result.patch.error:
             lines.append(f"patch: not produced ({result.patch.error})")
         else:
-            lines.append(f"patch: {result.patch.path} ({result.patch.bytes} bytes, {result.patch.source})")
+            lines.append(
+                f"patch: {result.patch.path} ({result.patch.bytes} bytes, {result.patch.source})"
+            )
     if result.missing_artifacts:
         lines.append("missing: " + ", ".join(result.missing_artifacts))
     lines.extend(f"note: {note}" for note in result.notes)

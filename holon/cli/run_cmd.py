@@ -25,8 +25,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", required=True, metavar="DIR", help="empty or new directory")
     parser.add_argument("--context", metavar="DIR", help="files for /holon/input/context/")
-    parser.add_argument("--system-prompt", metavar="FILE", help="becomes /holon/input/prompts/system.md")
-    parser.add_argument("--user-prompt", metavar="FILE", help="becomes /holon/input/prompts/user.md")
+    parser.add_argument(
+        "--system-prompt", metavar="FILE", help="becomes /holon/input/prompts/system.md"
+    )
+    parser.add_argument(
+        "--user-prompt", metavar="FILE", help="becomes /holon/input/prompts/user.md"
+    )
     parser.add_argument(
         "--include-ignored", action="store_true", help="also copy files that git ignores"
     )

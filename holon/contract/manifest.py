@@ -21,10 +21,7 @@ ManifestOutcome = Literal["success", "failure", "needs_human"]
 
 def _seconds(value: Any) -> Any:
     if isinstance(value, str):
-        text = value.strip()
-        if text in ("0", "0s", "0.0s"):
-            return 0.0
-        return parse_duration(text)
+        return parse_duration(value, allow_zero=True)
     return value
 
 
@@ -64,10 +61,13 @@ class Question(_Open):
 class Manifest(_Open):
     status: ManifestStatus
     outcome: ManifestOutcome
-    duration: Annotated[float, BeforeValidator(_seconds), Field(ge=0)] | None = None
-    artifacts: list[Annotated[ArtifactRef, BeforeValidator(_artifact)]] = Field(
-        default_factory=list
-    )
+    duration: (
+        Annotated[float, BeforeValidator(_seconds, json_schema_input_type=str | float), Field(ge=0)]
+        | None
+    ) = None
+    artifacts: list[
+        Annotated[ArtifactRef, BeforeValidator(_artifact, json_schema_input_type=str | ArtifactRef)]
+    ] = Field(default_factory=list)
     metadata: ManifestMetadata = Field(default_factory=ManifestMetadata)
     error: str | None = None
     question: Question | None = None

@@ -1,7 +1,7 @@
 """`spec.yaml`: the user-written description of one run (RFC-0002 section 3.1).
 
-User-written, so unknown keys are errors. Versions `v1` and the legacy `v0.1`/`v0.2` are accepted; in
-the legacy shape an output artifact may be a bare path, which means "required".
+User-written, so unknown keys are errors. Versions `v1` and the legacy `v0.1`/`v0.2` are
+accepted; in the legacy shape an output artifact may be a bare path, which means "required".
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _duration(value: Any) -> float:
 
 Duration = Annotated[
     float,
-    BeforeValidator(_duration),
+    BeforeValidator(_duration, json_schema_input_type=str | float),
     PlainSerializer(format_duration, return_type=str, when_used="json"),
 ]
 
@@ -47,6 +47,23 @@ def _relative_path(value: str, what: str) -> str:
     if not value or path.is_absolute() or ".." in path.parts:
         raise ValueError(f"{what} must be a relative path inside the directory, got {value!r}")
     return value
+
+
+def _scalar_text(value: Any) -> Any:
+    # YAML turns `PORT: 8080` into an int; an env value is text, so scalars are accepted as text.
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+EnvValue = Annotated[
+    str, BeforeValidator(_scalar_text, json_schema_input_type=str | int | float | bool)
+]
+IssueId = Annotated[
+    str | None, BeforeValidator(_scalar_text, json_schema_input_type=str | int | None)
+]
 
 
 class _Strict(BaseModel):
@@ -61,12 +78,13 @@ class Metadata(_Strict):
 
 class Context(_Strict):
     workspace: str | None = Field(
-        default=None, description="Workspace directory, relative to the spec file when not absolute."
+        default=None,
+        description="Workspace directory, relative to the spec file when not absolute.",
     )
     files: list[str] = Field(
         default_factory=list, description="Workspace-relative files the agent should read first."
     )
-    env: dict[str, str] = Field(
+    env: dict[str, EnvValue] = Field(
         default_factory=dict, description="Non-secret environment for the agent."
     )
 
@@ -74,19 +92,6 @@ class Context(_Strict):
     @classmethod
     def _files_relative(cls, files: list[str]) -> list[str]:
         return [_relative_path(f, "context.files entry") for f in files]
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _env_scalars(cls, env: Any) -> Any:
-        # YAML turns `PORT: 8080` into an int; an env value is text, so scalars are accepted as text.
-        if isinstance(env, dict):
-            return {
-                k: (str(v).lower() if isinstance(v, bool) else str(v))
-                if isinstance(v, int | float | bool)
-                else v
-                for k, v in env.items()
-            }
-        return env
 
     @field_validator("env")
     @classmethod
@@ -106,12 +111,7 @@ class Context(_Strict):
 
 class Goal(_Strict):
     description: str = Field(min_length=1)
-    issue_id: str | None = None
-
-    @field_validator("issue_id", mode="before")
-    @classmethod
-    def _issue_id_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    issue_id: IssueId = None
 
 
 class ArtifactSpec(_Strict):
@@ -130,9 +130,12 @@ def _legacy_artifact(value: Any) -> Any:
 
 
 class Output(_Strict):
-    artifacts: list[Annotated[ArtifactSpec, BeforeValidator(_legacy_artifact)]] = Field(
-        default_factory=list
-    )
+    artifacts: list[
+        Annotated[
+            ArtifactSpec,
+            BeforeValidator(_legacy_artifact, json_schema_input_type=str | ArtifactSpec),
+        ]
+    ] = Field(default_factory=list)
 
 
 class Constraints(_Strict):

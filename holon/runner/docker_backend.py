@@ -40,7 +40,9 @@ class DockerBackend:
         if not options.image:
             raise InvalidInput("the docker runtime needs --image IMAGE")
         if options.pull not in ("never", "missing", "always"):
-            raise InvalidInput(f"invalid pull policy {options.pull!r}: use never, missing or always")
+            raise InvalidInput(
+                f"invalid pull policy {options.pull!r}: use never, missing or always"
+            )
         self.options = options
         self.image: str = options.image
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
@@ -137,7 +139,9 @@ class DockerBackend:
                 **limits,
             )
         except (APIError, requests.RequestException) as exc:
-            raise InvalidInput(f"docker could not create the agent container: {_one_line(exc)}") from None
+            raise InvalidInput(
+                f"docker could not create the agent container: {_one_line(exc)}"
+            ) from None
         notes: list[str] = []
         timed_out = False
         exit_code: int | None = None

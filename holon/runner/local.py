@@ -30,19 +30,29 @@ class LocalBackend:
 
     def __init__(self, options: BackendOptions) -> None:
         if not options.agent:
-            raise InvalidInput("the local runtime needs --agent CMD (the command that runs the agent)")
-        self.argv = list(options.agent)
+            raise InvalidInput(
+                "the local runtime needs --agent CMD (the command that runs the agent)"
+            )
+        argv = list(options.agent)
+        # The agent runs with the snapshot as its cwd; a relative program means relative to ours.
+        if "/" in argv[0] and not Path(argv[0]).is_absolute():
+            argv[0] = str(Path(argv[0]).absolute())
+        self.argv = argv
 
     def preflight(self) -> None:
         program = self.argv[0]
-        if shutil.which(program) is None and not Path(program).is_file():
+        if ("/" in program and not Path(program).is_file()) or (
+            "/" not in program and shutil.which(program) is None
+        ):
             raise Unavailable(f"agent command not found: {program}")
 
     def close(self) -> None:
         pass
 
     def execute(self, job: Job) -> Execution:
-        layout = Layout(input=job.paths.input, workspace=job.paths.workspace, output=job.paths.output)
+        layout = Layout(
+            input=job.paths.input, workspace=job.paths.workspace, output=job.paths.output
+        )
         env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}
         env.update(job.env)
         env.update(layout.env())
@@ -126,4 +136,3 @@ def _kill_all(pgid: int, run_id: str) -> int:
                 killed += 1
         time.sleep(0.01)
     return killed
-

@@ -19,7 +19,7 @@ PROBE_SPEC = Spec.model_validate(
 
 
 def probe(request: RunRequest) -> RunResult:
-    """Run `request` in probe mode against an empty scratch workspace (`request.workspace` unused)."""
+    """Run `request` in probe mode against an empty scratch workspace (its workspace is unused)."""
     with tempfile.TemporaryDirectory(prefix="holon-probe-") as scratch:
         workspace = Path(scratch) / "workspace"
         workspace.mkdir()

@@ -30,7 +30,9 @@ class SnapshotInfo(_Record):
     kind: Literal["git", "directory"]
     head: str | None = Field(description="The commit checked out in the original, if any.")
     branch: str | None
-    start_tree: str = Field(description="Git tree of the snapshot at the start (incl. local edits).")
+    start_tree: str = Field(
+        description="Git tree of the snapshot at the start (incl. local edits)."
+    )
     files: int
     include_ignored: bool
 
@@ -90,7 +92,9 @@ def judge(
 ) -> Verdict:
     """Decide a run's result from runtime evidence (RFC-0002 sections 3.3, 4, 4.1)."""
     if timed_out:
-        return _fail(f"timed out after {timeout:g}s; the agent and its processes were killed", "timed_out")
+        return _fail(
+            f"timed out after {timeout:g}s; the agent and its processes were killed", "timed_out"
+        )
     if manifest is None:
         return _fail(f"invalid run: {manifest_error or 'manifest.json missing'}")
     if manifest.status == "running":
@@ -99,7 +103,9 @@ def judge(
         # Exit 1 with needs_human is the contract's fallback for agents without exit code 2.
         if agent_exit in (AgentExit.SUCCESS, AgentExit.FAILURE, AgentExit.NEEDS_HUMAN):
             question = f": {manifest.question.text}" if manifest.question else ""
-            return Verdict("completed", "needs_human", AgentExit.NEEDS_HUMAN, f"needs human review{question}")
+            return Verdict(
+                "completed", "needs_human", AgentExit.NEEDS_HUMAN, f"needs human review{question}"
+            )
         return _fail(f"agent exited with {agent_exit} while its manifest says needs_human")
     if manifest.outcome == "failure" or manifest.status == "failed":
         detail = f": {manifest.error}" if manifest.error else ""

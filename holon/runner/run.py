@@ -1,9 +1,9 @@
-"""One Agent Contract run: prepare inputs and a snapshot, run the agent, judge and record the result.
+"""One Agent Contract run: prepare inputs and a snapshot, run the agent, judge and record it.
 
 `run(RunRequest) -> RunResult` is the library call every later part (serve, the Action) uses.
 Everything that can be checked without side effects is checked first, so bad input leaves nothing
-behind; once the agent has run, the output directory holds its artifacts plus the runner's `run.json`
-(and `run.log`, and `diff.patch` when the agent wrote none).
+behind; once the agent has run, the output directory holds its artifacts plus the runner's
+`run.json` (and `run.log`, and `diff.patch` when the agent wrote none).
 """
 
 from __future__ import annotations
@@ -239,7 +239,9 @@ def _settle(
 
     patch = _collect_patch(snapshot, output)
     missing = [
-        a.path for a in request.spec.output.artifacts if a.required and not (output / a.path).exists()
+        a.path
+        for a in request.spec.output.artifacts
+        if a.required and not (output / a.path).exists()
     ]
     if manifest is not None:
         for artifact in manifest.artifacts:

@@ -4,9 +4,9 @@ A git workspace keeps its history: the snapshot gets its own small `.git` (HEAD,
 shallow list, ignore rules, remotes without credentials) whose object store borrows the original's
 read-only through git alternates, so no object is copied and none is ever written back. The files
 copied are the ones git would show: tracked files with the user's uncommitted changes plus untracked
-files that are not ignored (ignored ones only when asked). Copies are real copies (`cp --reflink=auto`
-clones blocks where the filesystem can, and never hardlinks), so an agent appending to a file leaves
-the original byte-identical.
+files that are not ignored (ignored ones only when asked). Copies are real copies (`cp
+--reflink=auto` clones blocks where the filesystem can, and never hardlinks), so an agent appending
+to a file leaves the original byte-identical.
 
 The starting point is recorded as a git tree in a runner-private repository outside the snapshot,
 so the patch of the agent's changes never contains the user's own uncommitted work.
@@ -241,9 +241,9 @@ def _config_text(entries: list[tuple[str, str]]) -> str:
             items[:] = [item for item in items if item[0] != name]
         items.append((name, value))
     lines = []
-    for (section, subsection), items in sections.items():
-        lines.append(f"[{section}]" if subsection is None else f"[{section} {_quote(subsection)}]")
-        lines.extend(f"\t{name} = {_quote(value)}" for name, value in items)
+    for (section, sub), entries_of in sections.items():
+        lines.append(f"[{section}]" if sub is None else f"[{section} {_quote(sub)}]")
+        lines.extend(f"\t{name} = {_quote(value)}" for name, value in entries_of)
     return "\n".join(lines) + "\n"
 
 

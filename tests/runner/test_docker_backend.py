@@ -30,7 +30,9 @@ def _request(image: str, mode: str, workspace: Path, output: Path, **kw: Any) ->
     )
 
 
-def test_input_is_read_only(agent_image: str, make_repo: Callable[..., Path], tmp_path: Path) -> None:
+def test_input_is_read_only(
+    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
     # The invoking user here is root: only the read-only mount can refuse the write.
     result = run(_request(agent_image, "write_input", make_repo(), tmp_path / "out"))
     out = tmp_path / "out"
@@ -47,7 +49,12 @@ def test_output_owned_by_container_user(
     os.chown(out, 4321, 4321)
     result = run(_request(agent_image, "inspect", make_repo(), out, user="4321:4321"))
     assert result.status == "completed", result.reason
-    for path in [out / "manifest.json", out / "net.txt", out / "nested", out / "nested" / "file.txt"]:
+    for path in [
+        out / "manifest.json",
+        out / "net.txt",
+        out / "nested",
+        out / "nested" / "file.txt",
+    ]:
         st = path.stat()
         assert (st.st_uid, st.st_gid) == (4321, 4321), path
 
@@ -76,7 +83,9 @@ def test_network_setting(
     assert any(i != "lo" for i in interfaces) is has_eth
 
 
-def test_memory_limit_applied(agent_image: str, make_repo: Callable[..., Path], tmp_path: Path) -> None:
+def test_memory_limit_applied(
+    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
     run(_request(agent_image, "inspect", make_repo(), tmp_path / "out", memory="64m"))
     assert (tmp_path / "out" / "memory.txt").read_text().strip() == str(64 * 1024 * 1024)
 
@@ -86,18 +95,24 @@ def test_container_removed_afterwards(
 ) -> None:
     result = run(_request(agent_image, "sleep", make_repo(), tmp_path / "out", timeout=1))
     assert result.status == "timed_out"
-    left = docker_client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={result.run_id}"})
+    left = docker_client.containers.list(
+        all=True, filters={"label": f"{RUN_LABEL}={result.run_id}"}
+    )
     assert left == []
 
 
-def test_missing_image_one_line_and_no_output(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+def test_missing_image_one_line_and_no_output(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     with pytest.raises(Unavailable, match="image 'holon-no-such-image:1' is not in the local"):
         run(_request("holon-no-such-image:1", "success", make_repo(), out))
     assert not out.exists()
 
 
-def test_engine_unreachable(make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_engine_unreachable(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
     out = tmp_path / "out"
     with pytest.raises(Unavailable, match="Docker engine not reachable"):

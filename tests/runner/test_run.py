@@ -185,7 +185,10 @@ def test_inspect_layout_and_env(
     assert "debug.log" not in listing
     assert "build" not in listing
     # The borrowed object store is reachable where the snapshot's alternates say.
-    assert "pack" in (out / "objects.txt").read_text().split() or "info" in (out / "objects.txt").read_text().split()
+    assert (
+        "pack" in (out / "objects.txt").read_text().split()
+        or "info" in (out / "objects.txt").read_text().split()
+    )
 
 
 def test_include_ignored_copies_ignored_files(

@@ -47,7 +47,7 @@ def busybox_binary() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         work = Path(tmp)
-        os.chmod(work, 0o777)  # apt's _apt user downloads into it
+        os.chmod(work, 0o777)  # noqa: S103 - apt's unprivileged _apt user downloads into it
         proc = _run(["apt-get", "download", "busybox-static"], work)
         if proc.returncode != 0:
             # A fresh machine may have no package lists yet.
@@ -72,6 +72,7 @@ def _context() -> tuple[bytes, str]:
     buf = io.BytesIO()
     digest = hashlib.sha256(DOCKERFILE.encode())
     with tarfile.open(fileobj=buf, mode="w") as tar:
+
         def add(name: str, data: bytes, mode: int) -> None:
             info = tarfile.TarInfo(name)
             info.size = len(data)

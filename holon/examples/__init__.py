@@ -1,0 +1,1 @@
+"""Small bundled examples; nothing here is imported by the rest of Holon."""

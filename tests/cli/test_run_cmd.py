@@ -1,0 +1,291 @@
+"""`holon run` and `holon probe` as a user types them: exit codes, one-line errors, no leftovers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from holon.cli.main import main
+from tests.conftest import AGENT_SCRIPT
+
+GOOD_SPEC = "version: v1\nkind: Holon\ngoal: {description: test}\ncontext: {env: {MODE: %s}}\n"
+LOCAL = ["--runtime", "local", "--agent", f"sh {AGENT_SCRIPT}"]
+HELLO = ["--runtime", "local", "--agent", f"{sys.executable} -m holon.examples.hello_agent"]
+
+
+def _spec(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mode", "code", "word"),
+    [
+        ("success", 0, "completed (success)"),
+        ("fail", 1, "failed"),
+        ("needs_human", 2, "needs_human"),
+    ],
+)
+def test_exit_codes(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    mode: str,
+    code: int,
+    word: str,
+) -> None:
+    spec = _spec(tmp_path, GOOD_SPEC % mode)
+    out = tmp_path / "out"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out)]
+    assert main([*argv, *LOCAL]) == code
+    assert word in capsys.readouterr().out
+    assert (out / "run.json").is_file()
+
+
+def test_json_output_and_secret_never_printed(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "ghp_clisecretvalue123")
+    spec = _spec(tmp_path, GOOD_SPEC % "inspect")
+    out = tmp_path / "out"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out)]
+    assert main([*argv, *LOCAL, "--secret-env", "SECRET_TOKEN", "--json"]) == 0
+    printed = capsys.readouterr()
+    record = json.loads(printed.out)
+    assert record["exit_code"] == 0
+    assert record["snapshot"]["kind"] == "git"
+    assert "ghp_clisecretvalue123" not in printed.out + printed.err
+    assert "ghp_clisecretvalue123" not in (out / "run.json").read_text()
+    assert "ghp_clisecretvalue123" in (out / "env.txt").read_text()  # but the agent got it
+
+
+def test_workspace_from_spec_context(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_repo("project")
+    spec = _spec(tmp_path, GOOD_SPEC % "success" + "  workspace: project\n".replace("  ", "", 0))
+    spec.write_text(
+        "version: v1\nkind: Holon\ngoal: {description: t}\n"
+        "context: {workspace: project, env: {MODE: success}}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["run", "--spec", str(spec), "--output", str(out), *LOCAL]) == 0
+    assert json.loads((out / "run.json").read_text())["snapshot"]["source"] == str(
+        tmp_path / "project"
+    )
+
+
+def test_context_and_prompts_reach_the_agent(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    context = tmp_path / "ctx"
+    context.mkdir()
+    (context / "issue.md").write_text("the issue body")
+    (tmp_path / "sys.md").write_text("system prompt")
+    (tmp_path / "user.md").write_text("user prompt")
+    agent = tmp_path / "copy.sh"
+    agent.write_text(
+        'cp -r "$HOLON_INPUT_DIR" "$HOLON_OUTPUT_DIR/seen"\n'
+        'echo \'{"status":"completed","outcome":"success"}\' > "$HOLON_OUTPUT_DIR/manifest.json"\n'
+    )
+    spec = _spec(tmp_path, GOOD_SPEC % "x")
+    out = tmp_path / "out"
+    code = main(
+        [
+            "run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out),
+            "--runtime", "local", "--agent", f"sh {agent}", "--context", str(context),
+            "--system-prompt", str(tmp_path / "sys.md"), "--user-prompt", str(tmp_path / "user.md"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    seen = out / "seen"
+    assert (seen / "context" / "issue.md").read_text() == "the issue body"
+    assert (seen / "prompts" / "system.md").read_text() == "system prompt"
+    assert (seen / "prompts" / "user.md").read_text() == "user prompt"
+    assert "description: test" in (seen / "spec.yaml").read_text()
+
+
+BAD_SPECS = {
+    "bad yaml": ("version: v1\nkind: [\n", "invalid YAML"),
+    "unknown kind": ("version: v1\nkind: Pod\ngoal: {description: x}\n", "unknown kind 'Pod'"),
+    "unknown version": (
+        "version: v9\nkind: Holon\ngoal: {description: x}\n",
+        "unsupported version",
+    ),
+    "unknown key": ("version: v1\nkind: Holon\ngoal: {description: x}\nfoo: 1\n", "foo"),
+    "missing goal": ("version: v1\nkind: Holon\n", "goal: Field required"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_malformed_spec(
+    case: str, tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = BAD_SPECS[case]
+    spec = _spec(tmp_path, text)
+    out = tmp_path / "out"
+    code = main(["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out)])
+    assert code == 64
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def _bad_input_cases(tmp_path: Path, repo: Path) -> dict[str, tuple[list[str], str]]:
+    spec = _spec(tmp_path, GOOD_SPEC % "success")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep.txt").write_text("user data")
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    base = ["run", "--spec", str(spec)]
+    out = str(tmp_path / "out")
+    return {
+        "workspace not a dir": (
+            [*base, "--workspace", str(a_file), "--output", out, *LOCAL],
+            "workspace is not a directory",
+        ),
+        "output not empty": (
+            [*base, "--workspace", str(repo), "--output", str(full), *LOCAL],
+            "output directory is not empty",
+        ),
+        "unknown runtime": (
+            [*base, "--workspace", str(repo), "--output", out, "--runtime", "podman"],
+            "unknown runtime 'podman'",
+        ),
+        "missing agent command": (
+            [
+                *base,
+                "--workspace",
+                str(repo),
+                "--output",
+                out,
+                "--runtime",
+                "local",
+                "--agent",
+                "no-such-agent-binary",
+            ],
+            "agent command not found",
+        ),  # fmt: skip
+        "bad timeout": (
+            [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--timeout", "soon"],
+            "--timeout",
+        ),
+        "missing secret": (
+            [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--secret-env", "NOPE_X"],
+            "NOPE_X: not set",
+        ),
+        "unknown flag": (
+            [*base, "--workspace", str(repo), "--output", out, "--frobnicate"],
+            "unrecognized arguments: --frobnicate",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "workspace not a dir",
+        "output not empty",
+        "unknown runtime",
+        "missing agent command",
+        "bad timeout",
+        "missing secret",
+        "unknown flag",
+    ],
+)
+def test_bad_input_exit_64_nothing_left(
+    case: str, tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, message = _bad_input_cases(tmp_path, make_repo())[case]
+    assert main(argv) == 64
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert message in last
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "full" / "keep.txt").read_text() == "user data"
+    assert sorted(p.name for p in (tmp_path / "full").iterdir()) == ["keep.txt"]
+    # The run root in the temp dir was cleaned up too.
+    assert not list(tmp_path.glob("holon-*"))
+
+
+@pytest.mark.docker
+def test_missing_image_exit_64(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    docker_client: object,
+) -> None:
+    spec = _spec(tmp_path, GOOD_SPEC % "success")
+    out = tmp_path / "out"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out)]
+    assert main([*argv, "--image", "holon-missing:0"]) == 64
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "holon: error: image 'holon-missing:0' is not in the local Docker engine "
+        "(build or load it first, or pass --pull missing)"
+    )
+    assert not out.exists()
+
+
+def test_usage_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 64
+    assert main(["bogus"]) == 64
+    assert main(["--help"]) == 0
+    assert main(["run", "--help"]) == 0
+    assert "--workspace" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+
+
+def test_internal_error_exit_70_with_log(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import holon.runner
+
+    def boom(request: object) -> None:
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(holon.runner, "run", boom)
+    monkeypatch.setenv("HOLON_LOG_DIR", str(tmp_path / "logs"))
+    spec = _spec(tmp_path, GOOD_SPEC % "success")
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", "o"]
+    assert main([*argv, *LOCAL]) == 70
+    err = capsys.readouterr().err.strip()
+    log = tmp_path / "logs" / "holon-error.log"
+    assert err == f"holon: internal error: RuntimeError; traceback in {log}"
+    assert "RuntimeError: unexpected" in log.read_text()
+
+
+def test_probe_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", *LOCAL]) == 0
+    assert "probe ok" in capsys.readouterr().out
+    assert main(["probe", *HELLO]) == 0
+    out = tmp_path / "probe-out"
+    assert main(["probe", *HELLO, "--output", str(out)]) == 0
+    assert json.loads((out / "manifest.json").read_text())["outcome"] == "success"
+
+
+def test_probe_fails_without_manifest(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "--runtime", "local", "--agent", "true"]) == 1
+    assert "probe failed: invalid run: manifest.json: missing" in capsys.readouterr().out
+
+
+@pytest.mark.docker
+def test_probe_docker_image_entrypoint(
+    agent_image: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["probe", "--image", agent_image]) == 0
+    assert "probe ok" in capsys.readouterr().out
+    assert main(["probe", "--image", agent_image, "--agent", "/bin/true"]) == 1
