@@ -100,11 +100,25 @@ def test_context_and_prompts_reach_the_agent(
     out = tmp_path / "out"
     code = main(
         [
-            "run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out),
-            "--runtime", "local", "--agent", f"sh {agent}", "--context", str(context),
-            "--system-prompt", str(tmp_path / "sys.md"), "--user-prompt", str(tmp_path / "user.md"),
+            "run",
+            "--spec",
+            str(spec),
+            "--workspace",
+            str(make_repo()),
+            "--output",
+            str(out),
+            "--runtime",
+            "local",
+            "--agent",
+            f"sh {agent}",
+            "--context",
+            str(context),
+            "--system-prompt",
+            str(tmp_path / "sys.md"),
+            "--user-prompt",
+            str(tmp_path / "user.md"),
         ]
-    )  # fmt: skip
+    )
     assert code == 0
     seen = out / "seen"
     assert (seen / "context" / "issue.md").read_text() == "the issue body"
@@ -175,7 +189,7 @@ def _bad_input_cases(tmp_path: Path, repo: Path) -> dict[str, tuple[list[str], s
                 "no-such-agent-binary",
             ],
             "agent command not found",
-        ),  # fmt: skip
+        ),
         "bad timeout": (
             [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--timeout", "soon"],
             "--timeout",
