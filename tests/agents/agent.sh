@@ -56,7 +56,10 @@ write_input)
 inspect)
   ls /sys/class/net > "$out/net.txt" 2>&1
   env | grep -E '^(HOLON_|MODE=|SECRET_TOKEN=)' | sort > "$out/env.txt"
-  cat /sys/fs/cgroup/memory.max > "$out/memory.txt" 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes > "$out/memory.txt" 2>/dev/null
+  # cgroup v2 files first, v1 otherwise; both written as "quota period" and bytes.
+  cg=/sys/fs/cgroup
+  { cat $cg/cpu.max 2>/dev/null || echo "$(cat $cg/cpu/cpu.cfs_quota_us) $(cat $cg/cpu/cpu.cfs_period_us)"; } > "$out/cpu.txt"
+  { cat $cg/memory.max 2>/dev/null || cat $cg/memory/memory.limit_in_bytes; } > "$out/memory.txt"
   ls -a "$ws" > "$out/workspace.txt"
   ls "$ws/.git/objects/../../../git-objects/" > "$out/objects.txt" 2>&1
   mkdir -p "$out/nested" && echo x > "$out/nested/file.txt"

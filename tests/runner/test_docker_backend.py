@@ -83,11 +83,11 @@ def test_network_setting(
     assert any(i != "lo" for i in interfaces) is has_eth
 
 
-def test_memory_limit_applied(
-    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
-) -> None:
-    run(_request(agent_image, "inspect", make_repo(), tmp_path / "out", memory="64m"))
+def test_limits_applied(agent_image: str, make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    run(_request(agent_image, "inspect", make_repo(), tmp_path / "out", memory="64m", cpus=1.5))
     assert (tmp_path / "out" / "memory.txt").read_text().strip() == str(64 * 1024 * 1024)
+    quota, period = (tmp_path / "out" / "cpu.txt").read_text().split()
+    assert int(quota) / int(period) == 1.5
 
 
 def test_container_removed_afterwards(

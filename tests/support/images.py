@@ -47,7 +47,7 @@ def busybox_binary() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         work = Path(tmp)
-        os.chmod(work, 0o777)  # noqa: S103 - apt's unprivileged _apt user downloads into it
+        os.chmod(work, 0o777)
         proc = _run(["apt-get", "download", "busybox-static"], work)
         if proc.returncode != 0:
             # A fresh machine may have no package lists yet.

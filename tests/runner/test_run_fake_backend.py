@@ -1,0 +1,142 @@
+"""run() with an in-memory backend: the orchestration without any process or container."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from holon.errors import Interrupted, Unavailable
+from holon.runner import RunRequest, run
+from holon.runner.backend import Execution, Job
+from tests.conftest import spec_for
+
+
+class FakeBackend:
+    """Writes what a scripted agent would write; records the job it was given."""
+
+    name = "fake"
+
+    def __init__(self, act: Callable[[Job], int | None], fail_preflight: bool = False) -> None:
+        self.act = act
+        self.fail_preflight = fail_preflight
+        self.jobs: list[Job] = []
+        self.closed = False
+
+    def preflight(self) -> None:
+        if self.fail_preflight:
+            raise Unavailable("fake engine missing")
+
+    def execute(self, job: Job) -> Execution:
+        self.jobs.append(job)
+        start = datetime.now(UTC)
+        code = self.act(job)
+        return Execution(code, False, start, datetime.now(UTC))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _request(repo: Path, out: Path, **kw: object) -> RunRequest:
+    return RunRequest(spec=spec_for("fake"), workspace=repo, output=out, runtime="local", **kw)  # type: ignore[arg-type]
+
+
+def test_job_gets_layout_env_and_empty_output(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    from pydantic import SecretStr
+
+    def act(job: Job) -> int:
+        assert list(job.paths.output.iterdir()) == []
+        assert (job.paths.input / "spec.yaml").is_file()
+        assert (job.paths.workspace / "tracked.txt").is_file()
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        return 0
+
+    backend = FakeBackend(act)
+    out = tmp_path / "out"
+    result = run(
+        _request(make_repo(), out, secrets={"API_KEY": SecretStr("sk-x123456")}), backend=backend
+    )
+    assert result.exit_code == 0
+    assert backend.closed
+    job = backend.jobs[0]
+    assert job.env == {"MODE": "fake", "API_KEY": "sk-x123456"}
+    assert job.timeout == 30 * 60
+    assert job.paths.git_objects is not None
+    # The run root (snapshot, inputs) is gone afterwards unless asked to keep it.
+    assert not job.paths.workspace.exists()
+
+
+def test_keep_workspace(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    def act(job: Job) -> int:
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        return 0
+
+    backend = FakeBackend(act)
+    result = run(_request(make_repo(), tmp_path / "out", keep_workspace=True), backend=backend)
+    assert backend.jobs[0].paths.workspace.is_dir()
+    assert any("workspace kept at" in n for n in result.notes)
+
+
+def test_interrupt_records_and_raises(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    def act(job: Job) -> int:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    backend = FakeBackend(act)
+    with pytest.raises(Interrupted, match="run record in"):
+        run(_request(make_repo(), out), backend=backend)
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "interrupted"
+    assert record["exit_code"] == 1
+    assert backend.closed
+
+
+def test_preflight_failure_leaves_nothing(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(Unavailable, match="fake engine missing"):
+        run(_request(make_repo(), out), backend=FakeBackend(lambda job: 0, fail_preflight=True))
+    assert not out.exists()
+    assert not list(tmp_path.glob("holon-*"))
+
+
+def test_existing_empty_output_is_used_and_agent_run_json_replaced(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def act(job: Job) -> int:
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        (job.paths.output / "run.json").write_text("forged by the agent")
+        return 0
+
+    result = run(_request(make_repo(), out), backend=FakeBackend(act))
+    assert json.loads((out / "run.json").read_text())["run_id"] == result.run_id
+    assert any("the agent wrote run.json" in n for n in result.notes)
+
+
+def test_agent_patch_kept(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    def act(job: Job) -> int:
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        (job.paths.output / "diff.patch").write_text("agent's own patch\n")
+        (job.paths.workspace / "tracked.txt").write_text("changed\n")
+        return 0
+
+    out = tmp_path / "out"
+    result = run(_request(make_repo(), out), backend=FakeBackend(act))
+    assert result.patch is not None
+    assert result.patch.source == "agent"
+    assert (out / "diff.patch").read_text() == "agent's own patch\n"

@@ -1,0 +1,169 @@
+"""The snapshot against real repositories: history, isolation, selection and odd shapes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from holon.errors import InvalidInput
+from holon.runner.snapshot import OBJECTS_LINK, take_snapshot
+from tests.conftest import git
+
+
+def _snap(source: Path, tmp_path: Path, **kw: bool) -> object:
+    root = tmp_path / "run"
+    root.mkdir(exist_ok=True)
+    return take_snapshot(source, root / "workspace", root / "runner" / "git", **kw)
+
+
+def _count_objects(repo: Path) -> str:
+    return git(repo, "count-objects", "-v")
+
+
+def test_history_and_status_match_the_users(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo()
+    index_stat = (repo / ".git" / "index").stat()
+    objects_before = _count_objects(repo)
+    snap = _snap(repo, tmp_path)
+    # Taking the snapshot did not even refresh the original's index.
+    after = (repo / ".git" / "index").stat()
+    assert (after.st_mtime_ns, after.st_size) == (index_stat.st_mtime_ns, index_stat.st_size)
+    ws = snap.root  # type: ignore[attr-defined]
+    assert git(ws, "log", "--format=%s") == "initial\n"
+    assert git(ws, "status", "--porcelain") == git(repo, "status", "--porcelain")
+    assert git(ws, "rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD")
+    assert git(ws, "symbolic-ref", "HEAD") == "refs/heads/main\n"
+    # The agent commits in its snapshot: nothing reaches the original's object store or index.
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "agent commit")
+    assert _count_objects(repo) == objects_before
+    assert git(repo, "log", "--format=%s") == "initial\n"
+    # The commit changed nothing in the files, so the patch since the start is empty.
+    assert snap.diff() == b""  # type: ignore[attr-defined]
+
+
+def test_credentials_and_local_settings_left_behind(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    git(
+        repo, "remote", "add", "origin", "https://x-access-token:ghs_secretvalue@github.com/o/r.git"
+    )
+    git(repo, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+    git(repo, "config", "credential.helper", "store")
+    git(repo, "config", "core.hooksPath", "/somewhere")
+    snap = _snap(repo, tmp_path)
+    config = (snap.root / ".git" / "config").read_text()  # type: ignore[attr-defined]
+    assert "ghs_secretvalue" not in config
+    assert "extraheader" not in config
+    assert "credential" not in config
+    assert "hooksPath" not in config
+    ws = snap.root  # type: ignore[attr-defined]
+    assert git(ws, "remote", "get-url", "origin") == "https://github.com/o/r.git\n"
+    assert not (ws / ".git" / "hooks").exists()
+
+
+def test_shallow_clone_keeps_its_shallow_history(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    origin = make_repo("origin", dirty=False)
+    (origin / "tracked.txt").write_text("second\n")
+    git(origin, "commit", "-q", "-am", "second")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    snap = _snap(clone, tmp_path)
+    assert git(snap.root, "log", "--format=%s") == "second\n"  # type: ignore[attr-defined]
+    assert (snap.root / ".git" / "shallow").is_file()  # type: ignore[attr-defined]
+
+
+def test_worktree_workspace(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo(dirty=False)
+    tree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(tree))
+    (tree / "tracked.txt").write_text("edited in worktree\n")
+    snap = _snap(tree, tmp_path)
+    assert snap.kind == "git"  # type: ignore[attr-defined]
+    assert snap.branch == "feature"  # type: ignore[attr-defined]
+    ws = snap.root  # type: ignore[attr-defined]
+    assert git(ws, "log", "--format=%s") == "initial\n"
+    assert git(ws, "status", "--porcelain") == " M tracked.txt\n"
+
+
+def test_unborn_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    snap = _snap(repo, tmp_path)
+    assert snap.head is None  # type: ignore[attr-defined]
+    assert (snap.root / "a.txt").read_text() == "a\n"  # type: ignore[attr-defined]
+
+
+def test_selection_odd_names_symlinks_and_deletions(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    (repo / "with space é.txt").write_text("odd name\n")
+    (repo / "-dash.txt").write_text("dash\n")
+    os.symlink("tracked.txt", repo / "link.txt")
+    (repo / "doomed.txt").unlink()  # deleted but not staged
+    snap = _snap(repo, tmp_path)
+    ws = snap.root  # type: ignore[attr-defined]
+    assert (ws / "with space é.txt").read_text() == "odd name\n"
+    assert (ws / "-dash.txt").read_text() == "dash\n"
+    assert os.readlink(ws / "link.txt") == "tracked.txt"
+    assert not (ws / "doomed.txt").exists()
+    assert not (ws / "debug.log").exists()
+    assert not (ws / "build").exists()
+    assert (ws / "untracked.txt").exists()
+    # Copies, not hardlinks.
+    assert (ws / "tracked.txt").stat().st_ino != (repo / "tracked.txt").stat().st_ino
+    assert (repo / "tracked.txt").stat().st_nlink == 1
+    # The start tree holds exactly what was copied.
+    private = f"--git-dir={snap.private_git}"  # type: ignore[attr-defined]
+    files = git(ws, private, "ls-tree", "-r", "--name-only", snap.start_tree)  # type: ignore[attr-defined]
+    assert "untracked.txt" in files.splitlines()
+    assert "doomed.txt" not in files.splitlines()
+
+
+def test_subdirectory_is_a_plain_directory(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo()
+    sub = repo / "pkg"
+    sub.mkdir()
+    (sub / "mod.py").write_text("x = 1\n")
+    snap = _snap(sub, tmp_path)
+    assert snap.kind == "directory"  # type: ignore[attr-defined]
+    assert not (snap.root / ".git").exists()  # type: ignore[attr-defined]
+
+
+def test_objects_link_points_at_original_store(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    snap = _snap(repo, tmp_path)
+    link = tmp_path / "run" / OBJECTS_LINK
+    assert link.resolve() == (repo / ".git" / "objects").resolve()
+    alternates = (snap.root / ".git" / "objects" / "info" / "alternates").read_text()  # type: ignore[attr-defined]
+    assert alternates.splitlines()[0] == f"../../../{OBJECTS_LINK}"
+
+
+def test_not_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="not a directory"):
+        _snap(tmp_path / "missing", tmp_path)
+
+
+def test_patch_applies_with_mode_change(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo(dirty=False)
+    snap = _snap(repo, tmp_path)
+    ws = snap.root  # type: ignore[attr-defined]
+    os.chmod(ws / "tracked.txt", 0o755)
+    patch = snap.diff()  # type: ignore[attr-defined]
+    assert b"new mode 100755" in patch
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", f"{repo}/.", str(copy)], check=True)
+    subprocess.run(["git", "apply"], input=patch, cwd=copy, check=True)
+    assert os.stat(copy / "tracked.txt").st_mode & 0o111
