@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -39,6 +40,21 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
     group.add_argument("--json", action="store_true", help="print the run record as JSON")
+
+
+def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunRequest fields that the shared runtime flags set, validated."""
+    return {
+        "runtime": args.runtime,
+        "image": args.image,
+        "agent": agent_argv(args.agent),
+        "timeout": timeout_seconds(args.timeout),
+        "secrets": secrets_from_env(args.secret_env),
+        "network": args.network,
+        "cpus": args.cpus,
+        "memory": args.memory,
+        "pull": args.pull,
+    }
 
 
 def agent_argv(value: str | None) -> list[str] | None:

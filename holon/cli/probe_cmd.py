@@ -6,7 +6,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from holon.cli._common import add_backend_arguments, agent_argv, secrets_from_env, timeout_seconds
+from holon.cli._common import add_backend_arguments, backend_fields
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,15 +30,7 @@ def main(args: argparse.Namespace) -> int:
             spec=spec,
             workspace=Path(scratch),
             output=Path(args.output) if args.output else Path(scratch) / "output",
-            runtime=args.runtime,
-            image=args.image,
-            agent=agent_argv(args.agent),
-            timeout=timeout_seconds(args.timeout),
-            secrets=secrets_from_env(args.secret_env),
-            network=args.network,
-            cpus=args.cpus,
-            memory=args.memory,
-            pull=args.pull,
+            **backend_fields(args),
         )
         result = probe(request)
         if args.json:

@@ -6,13 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from holon.cli._common import (
-    add_backend_arguments,
-    agent_argv,
-    existing_dir,
-    secrets_from_env,
-    timeout_seconds,
-)
+from holon.cli._common import add_backend_arguments, backend_fields, existing_dir
 from holon.errors import InvalidInput
 
 
@@ -65,20 +59,12 @@ def main(args: argparse.Namespace) -> int:
         spec=spec,
         workspace=workspace,
         output=Path(args.output),
-        runtime=args.runtime,
-        image=args.image,
-        agent=agent_argv(args.agent),
         context=existing_dir(args.context, "--context"),
         system_prompt=_read_prompt(args.system_prompt, "--system-prompt"),
         user_prompt=_read_prompt(args.user_prompt, "--user-prompt"),
-        timeout=timeout_seconds(args.timeout),
-        secrets=secrets_from_env(args.secret_env),
-        network=args.network,
-        cpus=args.cpus,
-        memory=args.memory,
-        pull=args.pull,
         include_ignored=args.include_ignored,
         keep_workspace=args.keep_workspace,
+        **backend_fields(args),
     )
     result = run(request)
     if args.json:
