@@ -83,6 +83,9 @@ def build_parser(command: str | None) -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Holon's models need no pydantic plugins; discovering them scans every installed
+    # distribution's entry points, a visible share of a short command's start-up.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args_list = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
     try:

@@ -56,15 +56,11 @@ class DockerBackend:
             if host.startswith("unix://") and not os.path.exists(host.removeprefix("unix://")):
                 # Checked here because the SDK leaks the socket of a failed unix connect.
                 raise Unavailable(f"Docker engine not reachable: no socket at {host[7:]}")
-            client = None
             try:
-                client = docker.from_env()
-                client.ping()
+                # from_env asks the engine for its API version: that is the reachability check.
+                self._client = docker.from_env()
             except (DockerException, requests.RequestException) as exc:
-                if client is not None:
-                    client.close()
                 raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
-            self._client = client
         return self._client
 
     def close(self) -> None:

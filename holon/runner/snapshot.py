@@ -41,9 +41,6 @@ _KEPT_CONFIG = re.compile(
     r"|branch\.[^\n]+\.(remote|merge)"
 )
 
-# Two copy processes: copying many small files is bound by syscalls, and the machine has 2 cores.
-_COPY_WORKERS = 2
-
 
 class SnapshotError(HolonError):
     """The snapshot could not be taken or read."""
@@ -163,30 +160,37 @@ def _list_files(repo: _Repo, include_ignored: bool) -> list[bytes]:
     return files
 
 
-def _copy_files(source: Path, dest: Path, names: list[bytes]) -> None:
-    """`cp -a --reflink=auto --parents` of the listed files, in parallel batches."""
-    if not names:
-        return
-    chunks = [names[i::_COPY_WORKERS] for i in range(_COPY_WORKERS)]
-    procs = []
-    for chunk in chunks:
-        if not chunk:
-            continue
-        proc = subprocess.Popen(
-            ["xargs", "-0", "cp", "-a", "--reflink=auto", "--parents", "-t", str(dest), "--"],
-            cwd=source,
-            stdin=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+class _Copy:
+    """`cp -a --reflink=auto --parents` of a file list, running while the caller does other work."""
+
+    def __init__(self, source: Path, dest: Path, names: list[bytes], listing: Path) -> None:
+        listing.write_bytes(b"\0".join(names))
+        self.proc = (
+            subprocess.Popen(
+                [
+                    *("xargs", "-0", "-a", str(listing)),
+                    *("cp", "-a", "--reflink=auto", "--parents", "-t", str(dest), "--"),
+                ],
+                cwd=source,
+                stdin=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            if names
+            else None
         )
-        procs.append((proc, b"\0".join(chunk)))
-    errors = []
-    for proc, data in procs:
-        _, err = proc.communicate(data)
-        if proc.returncode != 0:
-            errors.append(err.decode("utf-8", "replace").strip().splitlines()[:1])
-    if errors:
-        first = next((e[0] for e in errors if e), "cp failed")
-        raise SnapshotError(f"cannot copy the workspace: {first}")
+
+    def wait(self) -> None:
+        if self.proc is None:
+            return
+        _, err = self.proc.communicate()
+        if self.proc.returncode != 0:
+            lines = err.decode("utf-8", "replace").strip().splitlines()
+            raise SnapshotError(f"cannot copy the workspace: {lines[0] if lines else 'cp failed'}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _strip_credentials(url: str) -> str:
@@ -326,11 +330,37 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
 
 def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool) -> Snapshot:
     names = _list_files(repo, include_ignored)
-    _copy_files(repo.top, dest, names)
-
     objects = repo.common_dir / "objects"
     config = _kept_config(repo.common_dir)
     borrowed = _original_alternates(repo.common_dir)
+
+    # The runner's private record of the starting point, outside anything the agent can touch.
+    # It is taken from the original tree (read-only: objects and index go to the private
+    # directory) while the copy runs, since both take about as long and use different cores.
+    _make_git_dir(private, [str(objects), *borrowed], config)
+    copy = _Copy(repo.top, dest, names, private / "files.list")
+    try:
+        _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
+        index = private / "start.index"
+        env = {
+            "GIT_DIR": str(private),
+            "GIT_WORK_TREE": str(repo.top),
+            "GIT_INDEX_FILE": str(index),
+        }
+        try:
+            _copy_if_exists(repo.git_dir / "index", index)
+            tree = _write_tree(repo.top, env, force=include_ignored)
+        except GitError:
+            # An index git cannot read outside its repository (split index, newer format):
+            # start from nothing and hash every file instead.
+            index.unlink(missing_ok=True)
+            tree = _write_tree(repo.top, env, force=include_ignored)
+        head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo.top)
+        branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], cwd=repo.top)
+    except BaseException:
+        copy.kill()
+        raise
+    copy.wait()
 
     # The agent's repository: the user's view of HEAD, refs and index, borrowing objects.
     dot_git = dest / ".git"
@@ -346,22 +376,6 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     if not link.exists():
         link.symlink_to(objects, target_is_directory=True)
 
-    # The runner's private record of the starting point, outside anything the agent can touch.
-    _make_git_dir(private, [str(objects), *borrowed], config)
-    _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
-    index = private / "start.index"
-    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(index)}
-    try:
-        _copy_if_exists(repo.git_dir / "index", index)
-        tree = _write_tree(dest, env, force=include_ignored)
-    except GitError:
-        # An index git cannot read outside its repository (split index, newer format):
-        # start from nothing and hash every file instead.
-        index.unlink(missing_ok=True)
-        tree = _write_tree(dest, env, force=include_ignored)
-
-    head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo.top)
-    branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], cwd=repo.top)
     return Snapshot(
         source=repo.top,
         root=dest,

@@ -1,0 +1,1 @@
+"""Performance benchmarks with targets from the issue; see bench/README.md."""
