@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -108,5 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report_internal(exc)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # A cancelled CI job sends SIGTERM: unwind like Ctrl-C so agents and containers are
+    # stopped and the run record is written, instead of dying mid-run.
+    raise KeyboardInterrupt
+
+
 def entry() -> NoReturn:
+    signal.signal(signal.SIGTERM, _terminate)
     sys.exit(main())

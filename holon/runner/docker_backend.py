@@ -19,7 +19,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import Mount
 
 from holon.contract.layout import CONTAINER_LAYOUT, ENV_RUN_ID
-from holon.errors import HolonError, InvalidInput, Unavailable
+from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
@@ -166,7 +166,9 @@ class DockerBackend:
             except NotFound:
                 pass
             except (APIError, requests.RequestException) as exc:
-                raise HolonError(f"could not remove agent container: {_one_line(exc)}") from None
+                # The run itself is over and judged; a leftover container is worth a note, and
+                # its label lets an operator find it.
+                notes.append(f"could not remove container {container.id[:12]}: {_one_line(exc)}")
         return Execution(exit_code, timed_out, started, ended, notes)
 
     @staticmethod

@@ -126,6 +126,7 @@ def _prepare_input(request: RunRequest, input_dir: Path) -> None:
 def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     """Run one agent under the contract and return (and record) its judged result."""
     _check_inputs(request)
+    owned = backend is None  # a caller's backend stays open for its next run
     backend = backend or make_backend(request.runtime, request.backend_options())
     run_id = request.run_id or new_run_id()
     root = Path(tempfile.mkdtemp(prefix=f"holon-{run_id}-", dir=request.work_dir))
@@ -166,12 +167,13 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             timeout=request.effective_timeout(),
             probe=request.probe,
         )
+        started = datetime.now(UTC)
         try:
             execution = backend.execute(job)
         except KeyboardInterrupt:
             ran = True
-            now = datetime.now(UTC)
-            interrupted = Execution(None, False, now, now, ["interrupted by the user"])
+            notes = ["interrupted by the user"]
+            interrupted = Execution(None, False, started, datetime.now(UTC), notes)
             _settle(request, backend, run_id, snapshot, paths, interrupted, "interrupted")
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
@@ -181,7 +183,8 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             _undo_output(output, created_output)
         raise
     finally:
-        backend.close()
+        if owned:
+            backend.close()
         if not request.keep_workspace:
             shutil.rmtree(root, ignore_errors=True)
 
