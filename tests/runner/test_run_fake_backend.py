@@ -64,7 +64,7 @@ def test_job_gets_layout_env_and_empty_output(
         _request(make_repo(), out, secrets={"API_KEY": SecretStr("sk-x123456")}), backend=backend
     )
     assert result.exit_code == 0
-    assert backend.closed
+    assert not backend.closed  # the caller's backend stays usable for its next run
     job = backend.jobs[0]
     assert job.env == {"MODE": "fake", "API_KEY": "sk-x123456"}
     assert job.timeout == 30 * 60
@@ -97,7 +97,7 @@ def test_interrupt_records_and_raises(make_repo: Callable[..., Path], tmp_path: 
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "interrupted"
     assert record["exit_code"] == 1
-    assert backend.closed
+    assert not backend.closed
 
 
 def test_preflight_failure_leaves_nothing(make_repo: Callable[..., Path], tmp_path: Path) -> None:
