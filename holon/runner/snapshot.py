@@ -71,7 +71,9 @@ class Snapshot:
     def current_tree(self) -> str:
         """The tree of the snapshot as it is now, with the same file selection as at the start."""
         index = self.private_git / "final.index"
-        shutil.copy2(self.private_git / "start.index", index)
+        start = self.private_git / "start.index"
+        if start.exists():  # git writes no index for a workspace without files
+            shutil.copy2(start, index)
         return _write_tree(self.root, self._git_env(index), force=self._force)
 
     @property

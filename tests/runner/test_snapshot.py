@@ -167,3 +167,17 @@ def test_patch_applies_with_mode_change(make_repo: Callable[..., Path], tmp_path
     subprocess.run(["cp", "-a", f"{repo}/.", str(copy)], check=True)
     subprocess.run(["git", "apply"], input=patch, cwd=copy, check=True)
     assert os.stat(copy / "tracked.txt").st_mode & 0o111
+
+
+def test_empty_workspaces(tmp_path: Path) -> None:
+    empty_repo = tmp_path / "empty-repo"
+    empty_repo.mkdir()
+    git(empty_repo, "init", "-q")
+    empty_dir = tmp_path / "empty-dir"
+    empty_dir.mkdir()
+    for i, source in enumerate((empty_repo, empty_dir)):
+        root = tmp_path / f"run{i}"
+        snap = take_snapshot(source, root / "workspace", root / "runner" / "git")
+        assert snap.diff() == b""
+        (snap.root / "new.txt").write_text("new\n")
+        assert b"+new" in snap.diff()
