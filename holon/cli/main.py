@@ -29,6 +29,9 @@ EXIT_INTERRUPTED = 130
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("holon.cli.run_cmd", "run one agent under the Agent Contract"),
     "probe": ("holon.cli.probe_cmd", "check that an agent is ready (runs it with --probe)"),
+    "closure": ("holon.cli.closure_cmd", "derive a closure from runtime evidence"),
+    "lifecycle": ("holon.cli.lifecycle_cmd", "normalize a lifecycle outcome"),
+    "handoff": ("holon.cli.handoff_cmd", "render the structured handoff of a closure"),
 }
 
 

@@ -20,5 +20,12 @@ def describe_run(result: RunResult) -> str:
             )
     if result.missing_artifacts:
         lines.append("missing: " + ", ".join(result.missing_artifacts))
+    if result.closure is not None:
+        closure = result.closure
+        reason = f"/{closure.waiting_reason}" if closure.waiting_reason else ""
+        lines.append(
+            f"closure: {closure.closure_outcome}{reason}, "
+            f"lifecycle {closure.lifecycle_outcome or 'none (continuing)'}"
+        )
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)

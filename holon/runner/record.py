@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from holon.closure.record import ClosureRecord
 from holon.contract.layout import AgentExit
 from holon.contract.manifest import Manifest, ManifestOutcome
 
@@ -67,6 +68,9 @@ class RunResult(_Record):
     started_at: datetime
     ended_at: datetime
     duration_seconds: float
+    closure: ClosureRecord | None = Field(
+        default=None, description="The run's derived closure and lifecycle (Result Closure)."
+    )
 
 
 @dataclass(frozen=True)

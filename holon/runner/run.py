@@ -18,6 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from holon.closure.derive import derive_closure
+from holon.closure.record import ClosureRecord
+from holon.closure.run_evidence import evidence_of_run
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
@@ -300,5 +303,7 @@ def _settle(
         ended_at=execution.ended_at,
         duration_seconds=round((execution.ended_at - execution.started_at).total_seconds(), 3),
     )
+    closure = derive_closure(evidence_of_run(result))
+    result = result.model_copy(update={"closure": ClosureRecord.of(closure)})
     atomic_write_text(output / RUN_RECORD_FILE, result.model_dump_json(indent=2) + "\n")
     return result
