@@ -33,11 +33,32 @@ def _run() -> type[BaseModel]:
     return RunResult
 
 
+def _evidence() -> type[BaseModel]:
+    from holon.closure.evidence import Evidence
+
+    return Evidence
+
+
+def _closure() -> type[BaseModel]:
+    from holon.closure.record import ClosureRecord
+
+    return ClosureRecord
+
+
+def _handoff() -> type[BaseModel]:
+    from holon.closure.handoff import Handoff
+
+    return Handoff
+
+
 # file stem -> (model, which side of validation the schema describes)
 SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
     "spec": (_spec, "validation"),  # what a user may write
     "manifest": (_manifest, "validation"),  # what an agent may write
     "run": (_run, "serialization"),  # what the runner writes
+    "evidence": (_evidence, "validation"),  # what a runtime records
+    "closure": (_closure, "serialization"),  # what `holon closure derive` prints
+    "handoff": (_handoff, "serialization"),  # what the handoff renderers read
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"

@@ -54,3 +54,20 @@ def test_every_registered_schema_exported() -> None:
     assert {p.name for p in DEFAULT_DIR.glob("*.schema.json")} == {
         f"{n}.schema.json" for n in SCHEMAS
     }
+
+
+def test_evidence_and_closure_schemas_accept_the_examples() -> None:
+    from holon.closure.derive import derive_closure
+    from holon.closure.evidence import parse_evidence
+    from holon.closure.record import ClosureRecord
+
+    examples = DEFAULT_DIR.parent / "docs" / "examples" / "closure"
+    paths = sorted(examples.glob("*.evidence.json"))
+    assert paths
+    for path in paths:
+        raw = json.loads(path.read_text())
+        jsonschema.validate(raw, _schema("evidence"))
+        record = ClosureRecord.of(derive_closure(parse_evidence(path.read_bytes())))
+        jsonschema.validate(record.model_dump(mode="json"), _schema("closure"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"items": [{"id": "x", "kind": "nope"}]}, _schema("evidence"))

@@ -39,6 +39,8 @@ def test_success_patch_round_trips_and_original_untouched(
     assert result.patch.source == "runner"
     assert result.snapshot.kind == "git"
     assert result.snapshot.head == git(repo, "rev-parse", "HEAD").strip()
+    assert result.closure.closure_outcome == "completed"
+    assert result.closure.lifecycle_outcome == "finished"
 
     # The original workspace is byte-identical and git sees the same state.
     assert _tree_bytes(repo) == before
@@ -69,16 +71,16 @@ def test_success_patch_round_trips_and_original_untouched(
 
 
 @pytest.mark.parametrize(
-    ("mode", "status", "outcome", "code", "reason"),
+    ("mode", "status", "outcome", "code", "reason", "lifecycle"),
     [
-        ("fail", "failed", "failure", 1, "tests did not pass"),
-        ("needs_human", "completed", "needs_human", 2, "Which database should I use?"),
-        ("needs_human_exit1", "completed", "needs_human", 2, "Proceed?"),
-        ("lying", "failed", "failure", 1, "exited with 1 although its manifest says success"),
-        ("no_manifest", "failed", "failure", 1, "manifest.json: missing"),
-        ("bad_json", "failed", "failure", 1, "not valid JSON"),
-        ("bad_schema", "failed", "failure", 1, "status"),
-        ("still_running", "failed", "failure", 1, "still says status=running"),
+        ("fail", "failed", "failure", 1, "tests did not pass", "failed"),
+        ("needs_human", "completed", "needs_human", 2, "Which database", "askuserQuestion"),
+        ("needs_human_exit1", "completed", "needs_human", 2, "Proceed?", "askuserQuestion"),
+        ("lying", "failed", "failure", 1, "exited with 1 although its manifest says", "failed"),
+        ("no_manifest", "failed", "failure", 1, "manifest.json: missing", "failed"),
+        ("bad_json", "failed", "failure", 1, "not valid JSON", "failed"),
+        ("bad_schema", "failed", "failure", 1, "status", "failed"),
+        ("still_running", "failed", "failure", 1, "still says status=running", "failed"),
     ],
 )
 def test_outcomes(
@@ -89,10 +91,15 @@ def test_outcomes(
     outcome: str,
     code: int,
     reason: str,
+    lifecycle: str,
 ) -> None:
     result = run_agent(mode, make_repo(dirty=False))
     assert (result.status, result.outcome, int(result.exit_code)) == (status, outcome, code)
     assert reason in result.reason
+    # The run's closure comes from the same derivation as everything else; the exit code stays
+    # the contract's.
+    assert result.closure.lifecycle_outcome == lifecycle
+    assert result.closure.exit_code == code
     assert (Path(result.output_path) / "run.json").is_file()
     assert (result.manifest is None) == (mode in ("no_manifest", "bad_json", "bad_schema"))
 
@@ -106,6 +113,7 @@ def test_timeout_kills_agent_and_children(
     assert result.status == "timed_out"
     assert int(result.exit_code) == 1
     assert result.agent_exit_code is None
+    assert result.closure.lifecycle_outcome == "failed"
     _assert_ticks_stopped(Path(result.output_path) / "ticks")
 
 

@@ -97,6 +97,8 @@ def test_interrupt_records_and_raises(make_repo: Callable[..., Path], tmp_path: 
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "interrupted"
     assert record["exit_code"] == 1
+    assert record["closure"]["lifecycle_outcome"] == "userinterlude"
+    assert record["closure"]["waiting_reason"] == "awaiting_operator_input"
     assert not backend.closed
 
 
