@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -93,6 +93,8 @@ class _Facts:
     success: list[EvidenceItem] = field(default_factory=list)
     claims: list[ClaimItem] = field(default_factory=list)
     posture: PostureItem | None = None
+    tasks: dict[str, TaskItem] = field(default_factory=dict)
+    task_waits: list[WaitItem] = field(default_factory=list)
 
 
 def _key(item: EvidenceItem) -> tuple[datetime, str]:
@@ -103,54 +105,80 @@ def _first(items: Sequence[EvidenceItem]) -> EvidenceItem:
     return min(items, key=_key)
 
 
+def _on_run(item: RunItem, facts: _Facts) -> None:
+    facts.run = item
+    if item.state in _FAILED_STATES or (item.state == "completed" and item.outcome == "failure"):
+        facts.failures.append(item)
+    elif item.state in _STOPPED_STATES:
+        facts.interruptions.append(item)
+    elif item.state == "running":
+        facts.runnable.append(item)
+    elif item.outcome == "needs_human":
+        facts.needs_human.append(item)
+    elif item.outcome == "success":
+        facts.success.append(item)
+
+
+def _on_task(item: TaskItem, facts: _Facts) -> None:
+    facts.tasks[item.task_id] = item
+
+
+def _on_wait(item: WaitItem, facts: _Facts) -> None:
+    if item.resolved:
+        return
+    if item.on == "operator":
+        (facts.questions if item.question is not None else facts.operator_waits).append(item)
+    elif item.on == "timer":
+        facts.timers.append(item)
+    elif item.on == "external":
+        facts.externals.append(item)
+    else:
+        facts.task_waits.append(item)
+
+
+def _on_interruption(item: InterruptionItem, facts: _Facts) -> None:
+    facts.interruptions.append(item)
+
+
+def _on_work(item: WorkItem, facts: _Facts) -> None:
+    if item.state == "runnable":
+        facts.runnable.append(item)
+
+
+def _on_claim(item: ClaimItem, facts: _Facts) -> None:
+    facts.claims.append(item)
+
+
+def _on_posture(item: PostureItem, facts: _Facts) -> None:
+    current = facts.posture
+    if current is None or (item.at, item.id) > (current.at, current.id):
+        facts.posture = item
+
+
+# One dictionary lookup per item (free text has no entry): this loop is the whole cost of a
+# derivation, so it stays linear and cheap.
+_DISPATCH: dict[type, Callable[[Any, _Facts], None]] = {
+    RunItem: _on_run,
+    TaskItem: _on_task,
+    WaitItem: _on_wait,
+    InterruptionItem: _on_interruption,
+    WorkItem: _on_work,
+    ClaimItem: _on_claim,
+    PostureItem: _on_posture,
+}
+
+
 def _collect(evidence: Evidence) -> _Facts:
     facts = _Facts()
-    tasks: dict[str, TaskItem] = {}
-    task_waits: list[WaitItem] = []
+    dispatch = _DISPATCH.get
     for item in evidence.items:
-        if isinstance(item, RunItem):
-            facts.run = item
-            if item.state in _FAILED_STATES or (
-                item.state == "completed" and item.outcome == "failure"
-            ):
-                facts.failures.append(item)
-            elif item.state in _STOPPED_STATES:
-                facts.interruptions.append(item)
-            elif item.state == "running":
-                facts.runnable.append(item)
-            elif item.outcome == "needs_human":
-                facts.needs_human.append(item)
-            elif item.outcome == "success":
-                facts.success.append(item)
-        elif isinstance(item, TaskItem):
-            tasks[item.task_id] = item
-        elif isinstance(item, WaitItem):
-            if item.resolved:
-                continue
-            if item.on == "operator":
-                (facts.questions if item.question is not None else facts.operator_waits).append(
-                    item
-                )
-            elif item.on == "timer":
-                facts.timers.append(item)
-            elif item.on == "external":
-                facts.externals.append(item)
-            else:
-                task_waits.append(item)
-        elif isinstance(item, InterruptionItem):
-            facts.interruptions.append(item)
-        elif isinstance(item, WorkItem):
-            if item.state == "runnable":
-                facts.runnable.append(item)
-        elif isinstance(item, ClaimItem):
-            facts.claims.append(item)
-        elif isinstance(item, PostureItem) and (
-            facts.posture is None or _key(item) > _key(facts.posture)
-        ):
-            facts.posture = item
+        handler = dispatch(type(item))
+        if handler is not None:
+            handler(item, facts)
+    tasks = facts.tasks
     for task in tasks.values():
         _classify_task(task, facts)
-    for wait in task_waits:
+    for wait in facts.task_waits:
         # Waiting on a task that is still open blocks like a blocking task; a closed one
         # is already decided by the task's own state.
         task = tasks[wait.task_id or ""]

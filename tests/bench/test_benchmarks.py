@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import docker_run, snapshot
+from bench import closure, docker_run, snapshot
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -17,3 +17,14 @@ def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
 def test_docker_run_benchmark_runs(agent_image: str, tmp_path: Path) -> None:
     # The session image fixture skips (or fails under HOLON_REQUIRE_DOCKER=1) without an engine.
     assert docker_run.main(["--smoke", "--image", agent_image, "--work-dir", str(tmp_path)]) == 0
+
+
+def test_closure_benchmark_runs() -> None:
+    assert closure.main(["--smoke"]) == 0
+
+
+def test_closure_benchmark_puts_the_deciding_item_last() -> None:
+    items = closure.make_items(50)
+    assert len(items) == 50
+    assert items[-1]["id"] == "decider"
+    assert all(item["kind"] != "run" for item in items[:-1])
