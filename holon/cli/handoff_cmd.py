@@ -25,6 +25,7 @@ def main(args: argparse.Namespace) -> int:
     from holon.closure.handoff import HandoffContext, build_handoff, render_handoff
     from holon.closure.record import parse_closure_record
     from holon.errors import InvalidInput
+    from holon.validation import describe_validation_error
 
     data = read_json(args.closure)
     if not isinstance(data, dict):
@@ -35,9 +36,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         context = HandoffContext.model_validate(raw_context)
     except ValidationError as exc:
-        first = exc.errors(include_input=False, include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"{args.closure}: context.{where}: {first['msg']}") from None
+        raise InvalidInput(describe_validation_error(f"{args.closure}: context", exc)) from None
     handoff = build_handoff(record.closure(), record.report(), context)
     sys.stdout.write(render_handoff(handoff, args.format))
     return 0

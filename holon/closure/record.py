@@ -10,6 +10,7 @@ from holon.closure.derive import Closure
 from holon.closure.lifecycle import LifecycleOutcome
 from holon.closure.mapping import CheckConclusion, JobConclusion, Report, report_for
 from holon.errors import InvalidInput
+from holon.validation import describe_validation_error
 
 
 class ClosureRecord(Closure):
@@ -61,7 +62,4 @@ def parse_closure_record(data: Any, source: str) -> ClosureRecord:
     try:
         return ClosureRecord.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_input=False, include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        raise InvalidInput(f"{source}: {where + ': ' if where else ''}{message}") from None
+        raise InvalidInput(describe_validation_error(source, exc)) from None

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from holon.contract._errors import describe_validation_error
 from holon.duration import parse_duration
+from holon.validation import describe_validation_error
 
 ManifestStatus = Literal["completed", "failed", "running"]
 ManifestOutcome = Literal["success", "failure", "needs_human"]

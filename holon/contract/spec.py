@@ -21,10 +21,10 @@ from pydantic import (
     field_validator,
 )
 
-from holon.contract._errors import describe_validation_error
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
 from holon.secrets import secret_prefix
+from holon.validation import describe_validation_error
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
