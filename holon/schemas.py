@@ -51,6 +51,12 @@ def _handoff() -> type[BaseModel]:
     return Handoff
 
 
+def _envelope() -> type[BaseModel]:
+    from holon.gateway.envelope import EventEnvelope
+
+    return EventEnvelope
+
+
 # file stem -> (model, which side of validation the schema describes)
 SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
     "spec": (_spec, "validation"),  # what a user may write
@@ -59,6 +65,7 @@ SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
     "evidence": (_evidence, "validation"),  # what a runtime records
     "closure": (_closure, "serialization"),  # what `holon closure derive` prints
     "handoff": (_handoff, "serialization"),  # what the handoff renderers read
+    "envelope": (_envelope, "serialization"),  # what the gateway hands the controller
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "closure": ("holon.cli.closure_cmd", "derive a closure from runtime evidence"),
     "lifecycle": ("holon.cli.lifecycle_cmd", "normalize a lifecycle outcome"),
     "handoff": ("holon.cli.handoff_cmd", "render the structured handoff of a closure"),
+    "gateway": ("holon.cli.gateway_cmd", "normalize an event into an EventEnvelope"),
 }
 
 

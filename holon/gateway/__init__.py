@@ -1,0 +1,1 @@
+"""Gateway: every input becomes one EventEnvelope."""

@@ -1,0 +1,67 @@
+"""`EventEnvelope` (Proactive Agent Runtime RFC section 6.2): the one shape the controller sees.
+
+Connectors turn source-specific inputs (GitHub webhooks, Actions runs, timer ticks, recorded
+files) into envelopes; the controller never reads GitHub's raw shapes. The id derives from the
+dedupe key, so the same fact reaching Holon twice, or by two paths, is one event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from holon.gateway.commands import Command
+
+Authority = Literal["owner", "none", "unknown"]
+Via = Literal["actions", "webhook", "replay", "timer"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Scope(_Frozen):
+    tenant: str = "default"
+    repo: str | None = Field(default=None, description="owner/name; org-level events have none.")
+    session: str | None = None
+
+
+class Subject(_Frozen):
+    kind: str = Field(description="issue, pull_request, check_suite, check_run, ...")
+    id: str
+    head_sha: str | None = None
+    pull_requests: list[int] = Field(default_factory=list)
+
+    def key(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+
+class Actor(_Frozen):
+    login: str
+    type: str = Field(description="GitHub's account type: User, Bot, Organization.")
+    association: str | None = Field(
+        default=None, description="author_association as GitHub sent it, when it is the actor's."
+    )
+    is_bot: bool
+    authority: Authority
+
+
+class EventEnvelope(_Frozen):
+    id: str
+    source: str = Field(description="github, timer, webhook, ...")
+    type: str = Field(description="github.<event>.<action>, github.<event>, timer.tick, ...")
+    via: Via
+    scope: Scope
+    at: AwareDatetime
+    subject: Subject | None
+    dedupe_key: str
+    delivery: str | None = None
+    actor: Actor | None = None
+    command: Command | None = None
+    payload: dict[str, Any] = Field(description="The original payload, verbatim.")
+
+
+def envelope_id(dedupe_key: str) -> str:
+    return "evt_" + hashlib.sha256(dedupe_key.encode("utf-8")).hexdigest()[:24]

@@ -1,0 +1,410 @@
+"""The GitHub connector: one webhook-shaped payload in, one EventEnvelope out (pure).
+
+Every payload shape an event can arrive in becomes one generic envelope here, so nothing
+downstream reads GitHub's raw structure. The events Holon acts on are modelled precisely (the
+table in docs/events.md): their dedupe key is built from exactly the identity fields of the
+table, so a redelivery or a second path gives the same key, while a re-added label, a re-run
+check suite or a new push give new ones. Only the fields used are read, so older GitHub
+Enterprise payloads normalize too. Every other event normalizes generically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from holon.errors import InvalidInput
+from holon.gateway.commands import Command, parse_command
+from holon.gateway.envelope import (
+    Actor,
+    Authority,
+    EventEnvelope,
+    Scope,
+    Subject,
+    Via,
+    envelope_id,
+)
+
+
+class PayloadError(InvalidInput):
+    """The payload lacks what its event needs, or disagrees with the event name."""
+
+
+_OWNER = {"OWNER"}
+_NONE = {"NONE", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "CONTRIBUTOR", "MANNEQUIN"}
+
+
+def authority_of(association: str | None) -> Authority:
+    """`owner` for OWNER, `none` for outsiders; MEMBER/COLLABORATOR (and unknown) must be looked
+    up by the controller, since membership does not prove write access."""
+    if association in _OWNER:
+        return "owner"
+    if association in _NONE:
+        return "none"
+    return "unknown"
+
+
+class _Payload:
+    """Typed access to the fields a row reads; a missing one is a one-line PayloadError."""
+
+    def __init__(self, event: str, data: dict[str, Any]) -> None:
+        self.event = event
+        self.data = data
+
+    def _walk(self, path: str) -> Any:
+        value: Any = self.data
+        for part in path.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return None
+            value = value[part]
+        return value
+
+    def obj(self, path: str) -> dict[str, Any]:
+        value = self._walk(path)
+        if not isinstance(value, dict):
+            raise PayloadError(f"{self.event} payload has no `{path}` object")
+        return value
+
+    def text(self, path: str) -> str:
+        value = self._walk(path)
+        if not isinstance(value, str) or not value:
+            raise PayloadError(f"{self.event} payload has no `{path}`")
+        return value
+
+    def number(self, path: str) -> int:
+        value = self._walk(path)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise PayloadError(f"{self.event} payload has no numeric `{path}`")
+        return value
+
+    def optional(self, path: str) -> Any:
+        return self._walk(path)
+
+    def time(self, path: str) -> datetime | None:
+        return parse_time(self._walk(path))
+
+
+def parse_time(value: Any) -> datetime | None:
+    """GitHub timestamps: ISO 8601 strings, or epoch seconds (push's `pushed_at`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str) and value:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What a precise row extracts: the subject, the identity fields, when it happened."""
+
+    subject: Subject
+    identity: tuple[str, ...]
+    at: datetime | None
+    authored: str | None = None  # the payload object authored by the sender, for association
+    command_body: str | None = None
+
+
+def _issue_subject(p: _Payload) -> Subject:
+    return Subject(kind="issue", id=str(p.number("issue.number")))
+
+
+def _issues(p: _Payload, action: str) -> _Row:
+    updated = p.text("issue.updated_at")
+    return _Row(
+        _issue_subject(p),
+        (str(p.number("issue.number")), action, updated),
+        parse_time(updated),
+        authored="issue" if action == "opened" else None,
+    )
+
+
+def _issues_label(p: _Payload, action: str) -> _Row:
+    updated = p.text("issue.updated_at")
+    # GitHub's schema lets `label` be absent here (a label deleted meanwhile): key on "" then.
+    label = p.optional("label.name")
+    return _Row(
+        _issue_subject(p),
+        (str(p.number("issue.number")), action, label if isinstance(label, str) else "", updated),
+        parse_time(updated),
+    )
+
+
+def _issue_comment(p: _Payload, action: str) -> _Row:
+    # A comment on a pull request arrives as an issue comment; its subject is the PR.
+    kind = "pull_request" if isinstance(p.optional("issue.pull_request"), dict) else "issue"
+    return _Row(
+        Subject(kind=kind, id=str(p.number("issue.number"))),
+        (str(p.number("comment.id")),),
+        p.time("comment.created_at"),
+        authored="comment",
+        command_body=p.optional("comment.body"),
+    )
+
+
+def _pr_subject(p: _Payload) -> Subject:
+    return Subject(
+        kind="pull_request",
+        id=str(p.number("pull_request.number")),
+        head_sha=p.text("pull_request.head.sha"),
+    )
+
+
+def _pull_request(p: _Payload, action: str) -> _Row:
+    subject = _pr_subject(p)
+    return _Row(
+        subject,
+        (subject.id, action, subject.head_sha or ""),
+        p.time("pull_request.updated_at"),
+        authored="pull_request" if action == "opened" else None,
+    )
+
+
+def _pull_request_synchronize(p: _Payload, action: str) -> _Row:
+    subject = _pr_subject(p)
+    # `after` is the pushed sha; older payloads without it carry the same sha as the head.
+    after = p.optional("after")
+    sha = after if isinstance(after, str) and after else subject.head_sha or ""
+    return _Row(subject, (subject.id, sha), p.time("pull_request.updated_at"))
+
+
+def _pull_request_label(p: _Payload, action: str) -> _Row:
+    subject = _pr_subject(p)
+    updated = p.text("pull_request.updated_at")
+    return _Row(subject, (subject.id, action, p.text("label.name"), updated), parse_time(updated))
+
+
+def _review(p: _Payload, action: str) -> _Row:
+    return _Row(
+        _pr_subject(p),
+        (str(p.number("review.id")),),
+        p.time("review.submitted_at"),
+        authored="review",
+        command_body=p.optional("review.body"),
+    )
+
+
+def _review_comment(p: _Payload, action: str) -> _Row:
+    return _Row(
+        _pr_subject(p),
+        (str(p.number("comment.id")),),
+        p.time("comment.created_at"),
+        authored="comment",
+        command_body=p.optional("comment.body"),
+    )
+
+
+def _check(kind: str) -> Callable[[_Payload, str], _Row]:
+    def row(p: _Payload, action: str) -> _Row:
+        check = p.obj(kind)
+        prs = check.get("pull_requests")
+        numbers = sorted(
+            pr["number"]
+            for pr in (prs if isinstance(prs, list) else [])
+            if isinstance(pr, dict) and isinstance(pr.get("number"), int)
+        )
+        head = p.text(f"{kind}.head_sha")
+        conclusion = p.optional(f"{kind}.conclusion")
+        updated_field = "updated_at" if kind == "check_suite" else "completed_at"
+        updated = p.optional(f"{kind}.{updated_field}") or p.optional(f"{kind}.started_at") or ""
+        ident = str(p.number(f"{kind}.id"))
+        return _Row(
+            Subject(kind=kind, id=ident, head_sha=head, pull_requests=numbers),
+            (ident, head, str(conclusion or ""), str(updated)),
+            parse_time(updated),
+        )
+
+    return row
+
+
+def _workflow_run(p: _Payload, action: str) -> _Row:
+    ident = str(p.number("workflow_run.id"))
+    attempt = p.optional("workflow_run.run_attempt")
+    return _Row(
+        Subject(kind="workflow_run", id=ident, head_sha=p.optional("workflow_run.head_sha")),
+        (
+            ident,
+            str(attempt if isinstance(attempt, int) else 1),
+            str(p.optional("workflow_run.conclusion") or ""),
+        ),
+        p.time("workflow_run.updated_at"),
+    )
+
+
+def _push(p: _Payload, action: str) -> _Row:
+    ref = p.text("ref")
+    after = p.text("after")
+    at = p.time("head_commit.timestamp") or p.time("repository.pushed_at")
+    return _Row(Subject(kind="ref", id=ref, head_sha=after), (ref, after), at)
+
+
+Extractor = Callable[[_Payload, str], _Row]
+
+# (event, action or None for every action) -> extractor. docs/events.md holds the same table.
+PRECISE: dict[tuple[str, str | None], Extractor] = {
+    ("issues", "opened"): _issues,
+    ("issues", "reopened"): _issues,
+    ("issues", "closed"): _issues,
+    ("issues", "edited"): _issues,
+    ("issues", "labeled"): _issues_label,
+    ("issues", "unlabeled"): _issues_label,
+    ("issue_comment", "created"): _issue_comment,
+    ("pull_request", "opened"): _pull_request,
+    ("pull_request", "reopened"): _pull_request,
+    ("pull_request", "ready_for_review"): _pull_request,
+    ("pull_request", "closed"): _pull_request,
+    ("pull_request", "synchronize"): _pull_request_synchronize,
+    ("pull_request", "labeled"): _pull_request_label,
+    ("pull_request", "unlabeled"): _pull_request_label,
+    ("pull_request_review", "submitted"): _review,
+    ("pull_request_review_comment", "created"): _review_comment,
+    ("check_suite", "completed"): _check("check_suite"),
+    ("check_run", "completed"): _check("check_run"),
+    ("workflow_run", "completed"): _workflow_run,
+    ("push", None): _push,
+}
+# Events keyed by how they arrived: the Actions run id, else the webhook delivery id.
+DISPATCH_EVENTS = ("repository_dispatch", "workflow_dispatch", "schedule")
+
+# The object each precise event cannot be without: naming it catches an event name that
+# disagrees with its payload.
+_REQUIRED_OBJECT = {
+    "issues": "issue",
+    "issue_comment": "comment",
+    "pull_request": "pull_request",
+    "pull_request_review": "review",
+    "pull_request_review_comment": "comment",
+    "check_suite": "check_suite",
+    "check_run": "check_run",
+    "workflow_run": "workflow_run",
+}
+
+
+def content_hash(payload: dict[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def _actor(p: _Payload, authored: str | None) -> Actor | None:
+    sender = p.optional("sender")
+    if not isinstance(sender, dict) or not isinstance(sender.get("login"), str):
+        return None
+    login = sender["login"]
+    kind = sender.get("type") if isinstance(sender.get("type"), str) else "User"
+    association = None
+    # author_association describes the author of an object, which is the actor only when the
+    # sender wrote it (a label added to someone else's issue says nothing about the labeller).
+    candidates = [authored] if authored else ["comment", "review", "issue", "pull_request"]
+    for name in candidates:
+        obj = p.optional(name)
+        if not isinstance(obj, dict):
+            continue
+        user = obj.get("user")
+        if isinstance(user, dict) and user.get("login") == login:
+            value = obj.get("author_association")
+            association = value if isinstance(value, str) else None
+            break
+    return Actor(
+        login=login,
+        type=str(kind),
+        association=association,
+        is_bot=kind == "Bot",
+        authority=authority_of(association),
+    )
+
+
+def _generic_subject(p: _Payload, repo: str | None) -> Subject | None:
+    for kind in ("pull_request", "issue"):
+        obj = p.optional(kind)
+        if isinstance(obj, dict) and isinstance(obj.get("number"), int):
+            is_pr = kind == "pull_request" or isinstance(obj.get("pull_request"), dict)
+            return Subject(kind="pull_request" if is_pr else "issue", id=str(obj["number"]))
+    for kind in ("check_suite", "check_run", "workflow_run"):
+        obj = p.optional(kind)
+        if isinstance(obj, dict) and isinstance(obj.get("id"), int):
+            return Subject(kind=kind, id=str(obj["id"]))
+    ref = p.optional("ref")
+    if isinstance(ref, str) and ref:
+        return Subject(kind="ref", id=ref)
+    return Subject(kind="repository", id=repo) if repo else None
+
+
+def normalize(
+    event: str,
+    payload: dict[str, Any],
+    *,
+    via: Via,
+    received_at: datetime,
+    delivery: str | None = None,
+    run_id: str | None = None,
+    repository: str | None = None,
+    mention: str | None = "holon",
+) -> EventEnvelope:
+    """The envelope of one GitHub event. `received_at` is used only when the payload has no time."""
+    if not event or not event.replace("_", "").isalnum():
+        raise PayloadError(f"invalid event name {event!r}")
+    p = _Payload(event, payload)
+    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    needed = _REQUIRED_OBJECT.get(event)
+    if needed is not None and not isinstance(payload.get(needed), dict):
+        present = [k for k in _REQUIRED_OBJECT.values() if isinstance(payload.get(k), dict)]
+        hint = f" (it has `{present[0]}`)" if present else ""
+        raise PayloadError(f"event {event} disagrees with its payload: no `{needed}` object{hint}")
+    repo_name = p.optional("repository.full_name")
+    repo = repo_name if isinstance(repo_name, str) and repo_name else repository
+    org = p.optional("organization.login")
+    owner = repo or (org if isinstance(org, str) else None) or "-"
+
+    extractor = PRECISE.get((event, action)) or PRECISE.get((event, None))
+    command: Command | None = None
+    if event == "schedule":
+        cron = payload.get("schedule")
+        source, type_ = "timer", "timer.tick"
+        ident = run_id or delivery or content_hash(payload)
+        key = f"timer:{owner}:schedule:{cron or '-'}:{ident}"
+        subject: Subject | None = Subject(kind="repository", id=repo) if repo else None
+        at, actor = received_at, None
+    elif extractor is not None:
+        row = extractor(p, action or "")
+        source, type_ = "github", f"github.{event}" + (f".{action}" if action else "")
+        key = (
+            f"github:{owner}:{event}"
+            + (f".{action}" if action else "")
+            + ":"
+            + ":".join(row.identity)
+        )
+        subject, at = row.subject, row.at or received_at
+        actor = _actor(p, row.authored)
+        if row.command_body is not None and isinstance(row.command_body, str):
+            command = parse_command(row.command_body, mention=mention)
+    else:
+        source, type_ = "github", f"github.{event}" + (f".{action}" if action else "")
+        if event in DISPATCH_EVENTS:
+            ident = run_id or delivery or content_hash(payload)
+        else:
+            # Content, not delivery id: the same fact by any path (Actions has no delivery id).
+            ident = content_hash(payload)
+        key = f"github:{owner}:{type_.removeprefix('github.')}:{ident}"
+        subject = _generic_subject(p, repo)
+        at, actor = received_at, _actor(p, None)
+    return EventEnvelope(
+        id=envelope_id(key),
+        source=source,
+        type=type_,
+        via=via,
+        scope=Scope(repo=repo),
+        at=at,
+        subject=subject,
+        dedupe_key=key,
+        delivery=delivery,
+        actor=actor,
+        command=command,
+        payload=payload,
+    )

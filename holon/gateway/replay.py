@@ -1,0 +1,55 @@
+"""Recorded events (DESIGN.md section 7): one JSON object per line, a raw delivery
+`{"event", "delivery", "payload"}` or an already normalized EventEnvelope."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from holon.errors import InvalidInput
+from holon.gateway.envelope import EventEnvelope
+from holon.gateway.github import normalize
+from holon.gateway.payload import MAX_PAYLOAD_BYTES
+from holon.validation import describe_validation_error
+
+
+def read_replay(
+    lines: Iterable[bytes], *, received_at: datetime, mention: str | None = "holon"
+) -> Iterator[EventEnvelope]:
+    for number, raw in enumerate(lines, start=1):
+        where = f"replay line {number}"
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_PAYLOAD_BYTES:
+            raise InvalidInput(f"{where}: over the 25 MiB limit")
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{where}: invalid JSON ({exc.__class__.__name__})") from None
+        if not isinstance(data, dict):
+            raise InvalidInput(f"{where}: expected a JSON object")
+        if "dedupe_key" in data:
+            try:
+                yield EventEnvelope.model_validate(data)
+            except ValidationError as exc:
+                raise InvalidInput(describe_validation_error(where, exc)) from None
+            continue
+        event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")
+        if not isinstance(event, str) or not isinstance(payload, dict):
+            raise InvalidInput(f'{where}: expected {{"event": NAME, "payload": {{...}}}}')
+        if delivery is not None and not isinstance(delivery, str):
+            raise InvalidInput(f"{where}: delivery must be a string")
+        try:
+            yield normalize(
+                event,
+                payload,
+                via="replay",
+                received_at=received_at,
+                delivery=delivery,
+                mention=mention,
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from None
