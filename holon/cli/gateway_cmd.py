@@ -28,9 +28,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from holon.cli._io import print_json, read_bytes
     from holon.errors import InvalidInput
-    from holon.gateway.webhook import from_webhook
-
     from holon.gateway.commands import parse_command
+    from holon.gateway.webhook import from_webhook
 
     try:
         parse_command("", mention=args.mention)  # validates the mention name up front
