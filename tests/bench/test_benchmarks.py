@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import closure, docker_run, snapshot
+from bench import closure, docker_run, gateway, snapshot
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -28,3 +28,7 @@ def test_closure_benchmark_puts_the_deciding_item_last() -> None:
     assert len(items) == 50
     assert items[-1]["id"] == "decider"
     assert all(item["kind"] != "run" for item in items[:-1])
+
+
+def test_gateway_benchmark_runs() -> None:
+    assert gateway.main(["--smoke"]) == 0

@@ -1,0 +1,106 @@
+"""Benchmark: normalizing GitHub's webhook examples into validated envelopes vs json.loads.
+
+Target (from the issue): normalizing every example in examples.json, repeated to at least 10,000
+events, into validated EventEnvelope models costs at most 5x `json.loads` of the same payload
+bytes, side by side in one run; report envelopes per second and memory per event.
+Run: `python -m bench.gateway`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench._common import MIN_ROUNDS, alternate
+from holon.gateway.github import normalize
+from holon.gateway.payload import decode_payload
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "tests/fixtures/octokit-webhooks/examples.json"
+TARGET = 5.0
+NOW = datetime(2026, 11, 21, tzinfo=UTC)
+
+
+def load_events(count: int) -> list[tuple[str, bytes]]:
+    entries = json.loads(EXAMPLES.read_text())
+    base = [
+        (entry["name"], json.dumps(payload).encode())
+        for entry in entries
+        for payload in entry["examples"]
+    ]
+    return [base[i % len(base)] for i in range(max(count, len(base)))]
+
+
+def normalize_all(events: list[tuple[str, bytes]]) -> list[object]:
+    return [
+        normalize(name, decode_payload(raw), via="webhook", received_at=NOW, delivery=str(i))
+        for i, (name, raw) in enumerate(events)
+    ]
+
+
+def loads_all(events: list[tuple[str, bytes]]) -> list[object]:
+    return [json.loads(raw) for _, raw in events]
+
+
+Events = list[tuple[str, bytes]]
+
+
+def _seconds(action: Callable[[Events], list[object]], events: Events) -> float:
+    start = time.perf_counter()
+    action(events)
+    return time.perf_counter() - start
+
+
+def _memory_per_event(action: Callable[[Events], list[object]], events: Events) -> float:
+    gc.collect()
+    tracemalloc.start()
+    kept = action(events)
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del kept
+    return current / len(events)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.gateway", description=__doc__)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
+    parser.add_argument("--smoke", action="store_true", help="one small round, do not judge")
+    args = parser.parse_args(argv)
+    events = load_events(400 if args.smoke else max(args.events, 10_000))
+    rounds = 1 if args.smoke else max(args.rounds, MIN_ROUNDS)
+    base, meas = alternate(
+        rounds, lambda _: _seconds(loads_all, events), lambda _: _seconds(normalize_all, events)
+    )
+    norm_s, loads_s = statistics.median(meas), statistics.median(base)
+    ratio = norm_s / loads_s
+    per_event = _memory_per_event(normalize_all, events)
+    per_payload = _memory_per_event(loads_all, events)
+    print()
+    print(f"gateway: {len(events)} example events, {rounds} alternating rounds")
+    n = len(events)
+    print(f"  normalize (decode + envelope)  {norm_s * 1e3:9.1f} ms  {n / norm_s:8.0f} envelopes/s")
+    print(
+        f"  json.loads of the same bytes   {loads_s * 1e3:9.1f} ms  {n / loads_s:8.0f} payloads/s"
+    )
+    print(f"  ratio {ratio:.2f}x (target <= {TARGET:.1f}x)")
+    envelope_kib, payload_kib = per_event / 1024, per_payload / 1024
+    print(
+        f"  memory per event: envelope {envelope_kib:.1f} KiB, bare payload {payload_kib:.1f} KiB"
+    )
+    if args.smoke:
+        print("  result: NOT JUDGED (smoke run)")
+        return 0
+    print(f"  result: {'PASS' if ratio <= TARGET else 'FAIL'}")
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
