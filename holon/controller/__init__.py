@@ -1,0 +1,1 @@
+"""The controller: observe envelopes, decide bounded actions, guard them, hand them on."""

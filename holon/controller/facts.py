@@ -1,0 +1,62 @@
+"""`RepoFacts`: what the controller must know about the repository and cannot tell from an event.
+
+Answers are `None` when unknown; guardrails then refuse rather than guess. The GitHub-backed
+implementation comes with the GitHub edge; `StaticFacts` is the in-memory one (tests, dry runs,
+the offline demo), configured explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
+PERMISSION_ORDER: tuple[Permission, ...] = ("none", "read", "triage", "write", "maintain", "admin")
+
+
+def at_least(permission: Permission, needed: Permission) -> bool:
+    return PERMISSION_ORDER.index(permission) >= PERMISSION_ORDER.index(needed)
+
+
+@dataclass(frozen=True)
+class PullFacts:
+    approved: bool
+    stale: bool  # the approval predates the current head
+    head_sha: str
+    head_ref: str
+    same_repo: bool
+
+
+class RepoFacts(Protocol):
+    def permission(self, repo: str, login: str) -> Permission | None: ...
+
+    def pull(self, repo: str, number: int) -> PullFacts | None: ...
+
+    def checks_green(self, repo: str, sha: str) -> bool | None: ...
+
+    def is_holon_pr(self, repo: str, number: int) -> bool | None: ...
+
+
+@dataclass
+class StaticFacts:
+    """Facts given up front; anything not given is unknown."""
+
+    permissions: dict[tuple[str, str], Permission] = field(default_factory=dict)
+    pulls: dict[tuple[str, int], PullFacts] = field(default_factory=dict)
+    green: dict[tuple[str, str], bool] = field(default_factory=dict)
+
+    def permission(self, repo: str, login: str) -> Permission | None:
+        return self.permissions.get((repo, login))
+
+    def pull(self, repo: str, number: int) -> PullFacts | None:
+        return self.pulls.get((repo, number))
+
+    def checks_green(self, repo: str, sha: str) -> bool | None:
+        return self.green.get((repo, sha))
+
+    def is_holon_pr(self, repo: str, number: int) -> bool | None:
+        # DESIGN.md section 7: head branch starts `holon/`, in the same repository.
+        pull = self.pulls.get((repo, number))
+        if pull is None:
+            return None
+        return pull.same_repo and pull.head_ref.startswith("holon/")

@@ -1,0 +1,173 @@
+"""The `policy` decider: YAML rules the user can read and edit (docs/policy.md).
+
+Rules are tried in order and the first whose conditions hold decides; no rule means no action.
+Errors in a policy file name their line. Event types use GitHub's names; the RFC's spellings
+(`github.issue.opened`, `github.issue.comment.created`) are accepted as aliases.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from holon.duration import parse_duration
+from holon.errors import InvalidInput
+
+Special = Literal["stop", "status", "usage", "recheck"]
+Do = Literal[
+    "run_skill",
+    "comment",
+    "label",
+    "unlabel",
+    "request_review",
+    "merge",
+    "close_issue",
+    "dispatch",
+    "wait",
+    "noop",
+    "stop",
+    "status",
+    "usage",
+    "recheck",
+]
+ALIASES = {
+    "github.issue.opened": "github.issues.opened",
+    "github.issue.closed": "github.issues.closed",
+    "github.issue.reopened": "github.issues.reopened",
+    "github.issue.labeled": "github.issues.labeled",
+    "github.issue.comment.created": "github.issue_comment.created",
+}
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the key `on:` as True."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+def _listify(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return parse_duration(value)
+    raise ValueError("expected a duration such as 10m")
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    authority: Literal["triage", "write", "maintain", "admin"] = "write"
+    cooldown: float = 600.0
+    auto_review: bool = False
+    allow_merge: bool = False
+    budget: int = Field(default=10, ge=1)
+    max_attempts: int = Field(default=2, ge=1)
+    expire_after: float = 86400.0
+    stale_inflight: float = 7200.0
+    holon_label: str = "holon"
+
+    @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> float:
+        return _seconds(value)
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    on: list[str] = Field(default_factory=list, description="event types; empty: any event")
+    command: list[str] = Field(default_factory=list, description="command names; empty: any")
+    subject: Literal["issue", "pull_request"] | None = None
+    label: str | None = None
+    review_state: str | None = None
+    conclusion: list[str] = Field(default_factory=list)
+    holon_pr: bool | None = None
+    setting: Literal["auto_review", "allow_merge"] | None = None
+    do: Do
+    skill: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("on", "command", "conclusion", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _listify(value)
+
+    @field_validator("on")
+    @classmethod
+    def _aliases(cls, value: list[str]) -> list[str]:
+        return [ALIASES.get(v, v) for v in value]
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[1] = 1
+    settings: Settings = Field(default_factory=Settings)
+    rules: list[Rule] = Field(default_factory=list)
+
+
+def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name: Any = key.value
+            out[(*path, name)] = key.start_mark.line + 1
+            _node_lines(value, (*path, name), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _node_lines(item, (*path, index), out)
+
+
+def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
+    """Parse and validate a policy; every problem is one line naming where it is."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise InvalidInput(
+            f"{source}{line}: invalid YAML ({getattr(exc, 'problem', 'syntax')})"
+        ) from None
+    if not isinstance(data, dict) or node is None:
+        raise InvalidInput(f"{source}: expected a mapping with `version`, `settings`, `rules`")
+    lines: dict[tuple[Any, ...], int] = {}
+    _node_lines(node, (), lines)
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        loc = tuple(first["loc"])
+        # The deepest location the YAML tree knows about gives the line.
+        number = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+        where = ".".join(str(p) for p in loc)
+        message = first["msg"].removeprefix("Value error, ")
+        raise InvalidInput(f"{source} line {number}: {where}: {message}") from None
+
+
+def load_policy(path: Path | None) -> Policy:
+    if path is None:
+        text = resources.files("holon.controller").joinpath("default_policy.yaml").read_text()
+        return parse_policy(text, "built-in policy")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read policy {path}: {exc.__class__.__name__}") from None
+    return parse_policy(text, str(path))

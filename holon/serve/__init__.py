@@ -1,0 +1,1 @@
+"""Serve: `holon serve` receives webhook deliveries on loopback and hands them to the controller."""

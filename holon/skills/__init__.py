@@ -1,0 +1,1 @@
+"""The skill catalog: what skills exist and what they declare."""
