@@ -1,0 +1,166 @@
+"""Deciders behind one interface. `PolicyDecider` is the default; a model-driven decider plugs in
+later through the same `Decider` protocol. A decision names its decider and says why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from holon.controller.facts import RepoFacts
+from holon.controller.intent import Target
+from holon.controller.policy import Policy, Rule, Special
+from holon.controller.view import ControllerView
+from holon.gateway.envelope import EventEnvelope
+from holon.templating import render
+
+
+@dataclass(frozen=True)
+class Proposal:
+    type: str
+    target: Target
+    args: dict[str, Any]
+    reason: str
+    priority: str = "normal"
+
+
+@dataclass(frozen=True)
+class Decision:
+    decider: str
+    rationale: str
+    rule: str | None = None
+    proposals: list[Proposal] = field(default_factory=list)
+    special: Special | None = None
+
+
+class Decider(Protocol):
+    name: str
+
+    def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision: ...
+
+
+def target_of(envelope: EventEnvelope) -> Target:
+    subject = envelope.subject
+    if subject is None:
+        return Target(repo=envelope.scope.repo, kind="repository", id=envelope.scope.repo or "-")
+    return Target(repo=envelope.scope.repo, kind=subject.kind, id=subject.id)
+
+
+def _matches(rule: Rule, env: EventEnvelope, policy: Policy, facts: RepoFacts) -> bool:
+    if rule.on and env.type not in rule.on:
+        return False
+    command = env.command
+    if rule.command and (command is None or command.name not in rule.command):
+        return False
+    if rule.subject and (env.subject is None or env.subject.kind != rule.subject):
+        return False
+    payload = env.payload
+    if rule.label is not None:
+        label = payload.get("label")
+        if not isinstance(label, dict) or label.get("name") != rule.label:
+            return False
+    if rule.review_state is not None:
+        review = payload.get("review")
+        if (
+            not isinstance(review, dict)
+            or str(review.get("state", "")).lower() != rule.review_state
+        ):
+            return False
+    if rule.conclusion:
+        check = payload.get("check_suite") or payload.get("check_run") or {}
+        if not isinstance(check, dict) or check.get("conclusion") not in rule.conclusion:
+            return False
+    if rule.setting is not None and not getattr(policy.settings, rule.setting):
+        return False
+    if rule.holon_pr is not None:
+        return _holon_pr(env, facts) is rule.holon_pr
+    return True
+
+
+def _holon_pr(env: EventEnvelope, facts: RepoFacts) -> bool | None:
+    """Whether the event concerns a Holon PR; unknown (None) never matches a rule."""
+    repo = env.scope.repo
+    if repo is None or env.subject is None:
+        return None
+    numbers = (
+        [int(env.subject.id)] if env.subject.kind == "pull_request" else env.subject.pull_requests
+    )
+    answers = [facts.is_holon_pr(repo, n) for n in numbers]
+    if any(answer is True for answer in answers):
+        return True
+    return False if answers and all(answer is False for answer in answers) else None
+
+
+class PolicyDecider:
+    name = "policy"
+
+    def __init__(self, policy: Policy, facts: RepoFacts) -> None:
+        self.policy = policy
+        self.facts = facts
+
+    def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
+        for rule in self.policy.rules:
+            if _matches(rule, envelope, self.policy, self.facts):
+                return self._apply(rule, envelope, view)
+        return Decision(self.name, f"no rule matches {envelope.type}")
+
+    def _apply(self, rule: Rule, env: EventEnvelope, view: ControllerView) -> Decision:
+        target = _pr_target(env) if rule.do == "run_skill" else target_of(env)
+        why = f"rule {rule.name} matched {env.type}"
+        if env.command is not None:
+            why += f" with /holon {env.command.word or 'help'}"
+        if rule.do in ("stop", "status", "usage", "recheck"):
+            return self._special(rule, env, view, target, why)
+        args: dict[str, Any] = dict(rule.args)
+        if rule.do == "run_skill":
+            args = {"skill": rule.skill or "", "inputs": _inputs(env)}
+            head = _head_sha(env)
+            if head:
+                args["head_sha"] = head
+        return Decision(self.name, why, rule.name, [Proposal(rule.do, target, args, why)])
+
+    def _special(
+        self, rule: Rule, env: EventEnvelope, view: ControllerView, target: Target, why: str
+    ) -> Decision:
+        special: Special = rule.do  # type: ignore[assignment]
+        proposals: list[Proposal] = []
+        if special == "usage":
+            body = render("holon.controller", "usage.md.j2", "markdown", command=env.command)
+            proposals.append(Proposal("comment", target, {"body": body, "kind": "usage"}, why))
+        elif special == "status":
+            body = render("holon.controller", "status.md.j2", "markdown", view=view.subject)
+            proposals.append(Proposal("comment", target, {"body": body, "kind": "status"}, why))
+        elif special == "stop":
+            actor = env.actor.login if env.actor else "someone"
+            args = {
+                "on": "operator",
+                "interruption": "stop_command",
+                "reason": f"stopped by {actor}; any later /holon command restarts",
+            }
+            proposals.append(Proposal("wait", target, args, why))
+        return Decision(self.name, why, rule.name, proposals, special)
+
+
+def _pr_target(env: EventEnvelope) -> Target:
+    """Check events concern the PR they belong to, not the check itself."""
+    subject = env.subject
+    if (
+        subject is not None
+        and subject.kind in ("check_suite", "check_run")
+        and subject.pull_requests
+    ):
+        return Target(repo=env.scope.repo, kind="pull_request", id=str(subject.pull_requests[0]))
+    return target_of(env)
+
+
+def _head_sha(env: EventEnvelope) -> str | None:
+    return env.subject.head_sha if env.subject is not None else None
+
+
+def _inputs(env: EventEnvelope) -> dict[str, str]:
+    inputs: dict[str, str] = {}
+    subject = env.subject
+    if subject is not None and subject.kind in ("issue", "pull_request"):
+        inputs[subject.kind] = subject.id
+    if env.command is not None and env.command.args:
+        inputs["instructions"] = env.command.args
+    return inputs

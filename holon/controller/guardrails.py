@@ -1,0 +1,121 @@
+"""Guardrails applied to every decision, whoever decided (RFC-0004 Epic B.4, C.3).
+
+Pure: the ledger of past work, the facts and the clock are passed in. Each refusal carries the
+reason that is journaled. Unknown facts refuse rather than guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from holon.controller.facts import RepoFacts, at_least
+from holon.controller.intent import ActionIntent
+from holon.controller.policy import Policy
+from holon.gateway.envelope import EventEnvelope
+
+# Skills that act on one head sha: running one twice for the same sha only repeats work.
+PER_SHA_SKILLS = ("github-review", "github-pr-fix")
+
+
+class Ledger(Protocol):
+    def active_skill(self, subject: str, skill: str) -> bool: ...
+
+    def ran_for_sha(self, subject: str, skill: str, sha: str) -> bool: ...
+
+    def last_automatic_run(self, subject: str) -> datetime | None: ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    intent: ActionIntent
+    guard: str
+    reason: str
+
+
+def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
+    """Why this event's actor may not command Holon, or None when they may (or need not)."""
+    commanding = env.command is not None or env.type.endswith(".labeled")
+    if not commanding or env.actor is None:
+        return None
+    actor = env.actor
+    if actor.authority == "owner":
+        return None
+    if actor.authority == "none":
+        return f"{actor.login} ({actor.association}) has no write access to this repository"
+    repo = env.scope.repo
+    permission = facts.permission(repo, actor.login) if repo else None
+    if permission is None:
+        return f"cannot verify {actor.login}'s permission on this repository"
+    if not at_least(permission, policy.settings.authority):
+        return f"{actor.login} has {permission} access; Holon needs {policy.settings.authority}"
+    return None
+
+
+def _merge_problem(intent: ActionIntent, facts: RepoFacts, policy: Policy) -> str | None:
+    if not policy.settings.allow_merge:
+        return "the policy does not allow merging"
+    repo, number = intent.target.repo, intent.target.id
+    if repo is None or not number.isdigit():
+        return "merge needs a pull request target"
+    pull = facts.pull(repo, int(number))
+    if pull is None:
+        return "cannot verify the pull request's approval and checks"
+    sha = str(intent.args.get("sha"))
+    if pull.head_sha != sha:
+        return f"head moved to {pull.head_sha[:12]}; not merging {sha[:12]}"
+    if not pull.approved:
+        return "the pull request is not approved"
+    if pull.stale:
+        return "the approval predates the current head"
+    green = facts.checks_green(repo, sha)
+    if green is not True:
+        return (
+            "required checks are not green on that sha"
+            if green is False
+            else ("cannot verify the required checks on that sha")
+        )
+    return None
+
+
+def guard(
+    intents: list[ActionIntent],
+    env: EventEnvelope,
+    *,
+    ledger: Ledger,
+    facts: RepoFacts,
+    policy: Policy,
+    now: datetime,
+    budget_left: int,
+) -> tuple[list[ActionIntent], list[Refusal]]:
+    accepted: list[ActionIntent] = []
+    refused: list[Refusal] = []
+    problem = authority_problem(env, facts, policy)
+    cooldown = timedelta(seconds=policy.settings.cooldown)
+    for intent in intents:
+        subject = intent.target.subject()
+        reason: tuple[str, str] | None = None
+        if problem is not None:
+            reason = ("authority", problem)
+        elif intent.type == "run_skill":
+            skill = str(intent.args["skill"])
+            sha = intent.args.get("head_sha")
+            if ledger.active_skill(subject, skill):
+                reason = ("duplicate", f"{skill} is already running on {subject}")
+            elif skill in PER_SHA_SKILLS and sha and ledger.ran_for_sha(subject, skill, sha):
+                reason = ("duplicate", f"{skill} already ran on {subject} for {sha[:12]}")
+            elif env.command is None:
+                last = ledger.last_automatic_run(subject)
+                if last is not None and now - last < cooldown:
+                    reason = ("cooldown", f"{subject} is cooling down until {last + cooldown}")
+        elif intent.type == "merge":
+            why = _merge_problem(intent, facts, policy)
+            reason = ("merge", why) if why else None
+        if reason is None and len(accepted) >= budget_left:
+            reason = ("budget", f"the per-pass budget of {policy.settings.budget} intents is spent")
+        if reason is None:
+            accepted.append(intent)
+        else:
+            refused.append(Refusal(intent, *reason))
+    return accepted, refused

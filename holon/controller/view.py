@@ -1,0 +1,39 @@
+"""What a decider may see of the serve state: a small, read-only summary per subject."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class IntentSummary:
+    id: str
+    type: str
+    status: str
+    skill: str | None
+    head_sha: str | None
+    attempts: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class WaitSummary:
+    id: str
+    on: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class SubjectView:
+    subject: str
+    inflight: list[IntentSummary] = field(default_factory=list)
+    recent: list[IntentSummary] = field(default_factory=list)
+    waits: list[WaitSummary] = field(default_factory=list)
+    closure: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ControllerView:
+    paused: bool
+    subject: SubjectView | None

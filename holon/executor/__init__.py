@@ -1,0 +1,1 @@
+"""The executor: intents to effects, each result journaled."""

@@ -1,0 +1,55 @@
+"""Dispatches validated intents to their handlers; a handler that raises is a failed attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from holon.controller.intent import ActionIntent
+from holon.executor.handlers import (
+    DryRunHandler,
+    Handler,
+    InternalHandler,
+    NotConfiguredHandler,
+    RunSkillHandler,
+)
+from holon.executor.result import ActionResult
+
+INTERNAL = ("wait", "noop")
+GITHUB = ("comment", "label", "unlabel", "request_review", "merge", "close_issue", "dispatch")
+
+
+class Executor:
+    def __init__(self, handlers: Mapping[str, Handler], clock: Callable[[], datetime]) -> None:
+        self.handlers = dict(handlers)
+        self.clock = clock
+
+    def execute(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        handler = self.handlers.get(intent.type)
+        if handler is None:
+            return NotConfiguredHandler(self.clock, f"no handler for {intent.type}")(
+                intent, attempt
+            )
+        try:
+            return handler(intent, attempt)
+        except Exception as exc:  # a handler bug must not take the loop down; it is journaled
+            why = f"{exc.__class__.__name__}: {exc}"
+            return NotConfiguredHandler(self.clock, why)(intent, attempt)
+
+
+def build_executor(
+    *, dry_run: bool, clock: Callable[[], datetime], run_skill: RunSkillHandler | None
+) -> Executor:
+    handlers: dict[str, Handler] = {name: InternalHandler(clock) for name in INTERNAL}
+    if dry_run:
+        dry = DryRunHandler(clock)
+        handlers.update({name: dry for name in (*GITHUB, "run_skill")})
+    else:
+        missing = NotConfiguredHandler(
+            clock, "GitHub effects are not configured in this build; run with --dry-run"
+        )
+        handlers.update({name: missing for name in GITHUB})
+        handlers["run_skill"] = run_skill or NotConfiguredHandler(
+            clock, "no agent configured for skill runs: pass --agent or --image"
+        )
+    return Executor(handlers, clock)

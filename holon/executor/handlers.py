@@ -1,0 +1,150 @@
+"""Effect handlers, one per kind of effect, behind one small protocol.
+
+GitHub effects (comment, label, merge, ...) get their handler with the GitHub edge; until then a
+non-dry-run intent of those types fails honestly instead of pretending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from holon.controller.intent import ActionIntent
+from holon.executor.result import ActionResult
+
+
+class Handler(Protocol):
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult: ...
+
+
+def _result(
+    intent: ActionIntent, attempt: int, now: datetime, status: str, **fields: Any
+) -> ActionResult:
+    return ActionResult(
+        id=f"{intent.id}:{attempt}",
+        intent_id=intent.id,
+        type=intent.type,
+        subject=intent.target.subject(),
+        attempt=attempt,
+        status=status,
+        at=now,
+        **fields,
+    )
+
+
+def describe_effect(intent: ActionIntent) -> dict[str, Any]:
+    """The exact effect an intent asks for, as data (what dry-run journals)."""
+    return {
+        "effect": intent.type,
+        "repo": intent.target.repo,
+        "target": intent.target.subject(),
+        **intent.args,
+    }
+
+
+class DryRunHandler:
+    """Journals the effect it would perform; performs nothing."""
+
+    def __init__(self, clock: Callable[[], datetime]) -> None:
+        self.clock = clock
+
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        return _result(
+            intent, attempt, self.clock(), "succeeded", dry_run=True, effect=describe_effect(intent)
+        )
+
+
+class InternalHandler:
+    """Effects on Holon's own state (wait, noop): the controller records them; nothing external."""
+
+    def __init__(self, clock: Callable[[], datetime]) -> None:
+        self.clock = clock
+
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        return _result(intent, attempt, self.clock(), "succeeded", effect=describe_effect(intent))
+
+
+class NotConfiguredHandler:
+    def __init__(self, clock: Callable[[], datetime], why: str) -> None:
+        self.clock = clock
+        self.why = why
+
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        return _result(intent, attempt, self.clock(), "failed", error=self.why)
+
+
+class RunSkillHandler:
+    """Runs the skill through the Agent Contract runner in the serve's workspace."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        output_root: Path,
+        clock: Callable[[], datetime],
+        runtime: str,
+        agent: list[str] | None,
+        image: str | None,
+        describe: Callable[[str], str],
+    ) -> None:
+        self.workspace = workspace
+        self.output_root = output_root
+        self.clock = clock
+        self.runtime = runtime
+        self.agent = agent
+        self.image = image
+        self.describe = describe
+
+    def output_for(self, intent: ActionIntent, attempt: int) -> Path:
+        return self.output_root / f"{intent.id}-{attempt}"
+
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        from holon.contract.spec import Spec
+        from holon.errors import HolonError
+        from holon.runner import RunRequest, run
+
+        skill = str(intent.args["skill"])
+        inputs: dict[str, str] = dict(intent.args.get("inputs") or {})
+        spec = Spec.model_validate(
+            {
+                "version": "v1",
+                "kind": "Holon",
+                "metadata": {"name": skill, "id": intent.id, "skills": [skill]},
+                "goal": {
+                    "description": self.describe(skill),
+                    "issue_id": inputs.get("issue") or inputs.get("pull_request"),
+                },
+            }
+        )
+        output = self.output_for(intent, attempt)
+        user = "\n".join(f"{k}: {v}" for k, v in sorted(inputs.items()))
+        try:
+            result = run(
+                RunRequest(
+                    spec=spec,
+                    workspace=self.workspace,
+                    output=output,
+                    runtime=self.runtime,
+                    agent=self.agent,
+                    image=self.image,
+                    user_prompt=user or None,
+                    run_id=f"{intent.id}-{attempt}",
+                )
+            )
+        except HolonError as exc:
+            return _result(intent, attempt, self.clock(), "failed", error=str(exc))
+        status = "failed" if result.outcome == "failure" else "succeeded"
+        return _result(
+            intent,
+            attempt,
+            self.clock(),
+            status,
+            run_id=result.run_id,
+            run_output_path=result.output_path,
+            manifest_path=result.manifest_path,
+            run_status=result.status,
+            run_outcome=result.outcome,
+            error=None if status == "succeeded" else result.reason,
+        )
