@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lifecycle": ("holon.cli.lifecycle_cmd", "normalize a lifecycle outcome"),
     "handoff": ("holon.cli.handoff_cmd", "render the structured handoff of a closure"),
     "gateway": ("holon.cli.gateway_cmd", "normalize an event into an EventEnvelope"),
+    "serve": ("holon.cli.serve_cmd", "run the proactive loop; status, pause, resume"),
 }
 
 

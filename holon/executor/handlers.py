@@ -119,6 +119,10 @@ class RunSkillHandler:
             }
         )
         output = self.output_for(intent, attempt)
+        if output.exists():
+            # This attempt already started in an earlier process: read what it left, never
+            # run it twice.
+            return self._recovered(intent, attempt, output)
         user = "\n".join(f"{k}: {v}" for k, v in sorted(inputs.items()))
         try:
             result = run(
@@ -135,6 +139,29 @@ class RunSkillHandler:
             )
         except HolonError as exc:
             return _result(intent, attempt, self.clock(), "failed", error=str(exc))
+        return self._from_record(intent, attempt, result)
+
+    def _recovered(self, intent: ActionIntent, attempt: int, output: Path) -> ActionResult:
+        from pydantic import ValidationError
+
+        from holon.runner.record import RunResult
+
+        record = output / "run.json"
+        try:
+            result = RunResult.model_validate_json(record.read_bytes())
+        except (OSError, ValidationError):
+            return _result(
+                intent,
+                attempt,
+                self.clock(),
+                "failed",
+                run_output_path=str(output),
+                run_status="interrupted",
+                error="interrupted: the run was cut off before it recorded a result",
+            )
+        return self._from_record(intent, attempt, result)
+
+    def _from_record(self, intent: ActionIntent, attempt: int, result: Any) -> ActionResult:
         status = "failed" if result.outcome == "failure" else "succeeded"
         return _result(
             intent,

@@ -16,40 +16,50 @@ from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.validation import describe_validation_error
 
 
+def parse_line(
+    raw: bytes, where: str, *, received_at: datetime, mention: str | None = "holon"
+) -> EventEnvelope | None:
+    """One replay line as an envelope; None for a blank line; InvalidInput naming `where`."""
+    if not raw.strip():
+        return None
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise InvalidInput(f"{where}: over the 25 MiB limit")
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{where}: invalid JSON ({exc.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: expected a JSON object")
+    if "dedupe_key" in data:
+        try:
+            return EventEnvelope.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidInput(describe_validation_error(where, exc)) from None
+    event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")
+    if not isinstance(event, str) or not isinstance(payload, dict):
+        raise InvalidInput(f'{where}: expected {{"event": NAME, "payload": {{...}}}}')
+    if delivery is not None and not isinstance(delivery, str):
+        raise InvalidInput(f"{where}: delivery must be a string")
+    try:
+        return normalize(
+            event,
+            payload,
+            via="replay",
+            received_at=received_at,
+            delivery=delivery,
+            mention=mention,
+        )
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+
+
 def read_replay(
     lines: Iterable[bytes], *, received_at: datetime, mention: str | None = "holon"
 ) -> Iterator[EventEnvelope]:
+    """Every envelope of a replay stream; the first broken line raises (see serve for skipping)."""
     for number, raw in enumerate(lines, start=1):
-        where = f"replay line {number}"
-        if not raw.strip():
-            continue
-        if len(raw) > MAX_PAYLOAD_BYTES:
-            raise InvalidInput(f"{where}: over the 25 MiB limit")
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"{where}: invalid JSON ({exc.__class__.__name__})") from None
-        if not isinstance(data, dict):
-            raise InvalidInput(f"{where}: expected a JSON object")
-        if "dedupe_key" in data:
-            try:
-                yield EventEnvelope.model_validate(data)
-            except ValidationError as exc:
-                raise InvalidInput(describe_validation_error(where, exc)) from None
-            continue
-        event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")
-        if not isinstance(event, str) or not isinstance(payload, dict):
-            raise InvalidInput(f'{where}: expected {{"event": NAME, "payload": {{...}}}}')
-        if delivery is not None and not isinstance(delivery, str):
-            raise InvalidInput(f"{where}: delivery must be a string")
-        try:
-            yield normalize(
-                event,
-                payload,
-                via="replay",
-                received_at=received_at,
-                delivery=delivery,
-                mention=mention,
-            )
-        except InvalidInput as exc:
-            raise InvalidInput(f"{where}: {exc}") from None
+        envelope = parse_line(
+            raw, f"replay line {number}", received_at=received_at, mention=mention
+        )
+        if envelope is not None:
+            yield envelope

@@ -1,0 +1,174 @@
+"""`holon serve`: the proactive loop; `holon serve status|pause|resume` operate it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from holon.cli._common import agent_argv, timeout_seconds
+from holon.errors import InvalidInput
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action", nargs="?", choices=["status", "pause", "resume"], help="operate a serve"
+    )
+    parser.add_argument("--state-dir", required=True, metavar="D", help="state and journals")
+    parser.add_argument("--workspace", metavar="D", help="repository skill runs work on")
+    parser.add_argument(
+        "--replay", metavar="PATH", action="append", default=[], help="replay file or directory"
+    )
+    parser.add_argument("--listen", metavar="127.0.0.1:PORT", help="loopback webhook receiver")
+    parser.add_argument(
+        "--secret-env", metavar="VAR", action="append", default=[], help="webhook secret variable"
+    )
+    parser.add_argument("--tick-interval", metavar="DUR", help="emit timer.tick this often")
+    parser.add_argument("--policy", metavar="F", help="policy file (default: built-in)")
+    parser.add_argument("--facts", metavar="F", help="repository facts (JSON) for offline runs")
+    parser.add_argument("--repo", metavar="OWNER/NAME", help="repository of timer ticks")
+    parser.add_argument("--dry-run", action="store_true", help="journal effects, perform none")
+    parser.add_argument("--once", action="store_true", help="process what is there, then exit")
+    parser.add_argument("--runtime", default="local", help="skill runs: local (default) or docker")
+    parser.add_argument("--agent", metavar="CMD", help="agent command for skill runs")
+    parser.add_argument("--image", help="agent image for skill runs (docker)")
+    parser.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
+    parser.add_argument("--reason", default="", help="pause: why")
+    parser.add_argument("--json", action="store_true", help="status: print JSON")
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise InvalidInput(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    return host, int(port)
+
+
+def _facts(path: str | None) -> Any:
+    from holon.controller.facts import PullFacts, StaticFacts
+
+    if path is None:
+        return StaticFacts()
+    try:
+        data = json.loads(Path(path).read_text())
+        permissions = {
+            (repo, login): level
+            for repo, users in data.get("permissions", {}).items()
+            for login, level in users.items()
+        }
+        pulls = {}
+        for ref, fields in data.get("pulls", {}).items():
+            repo, _, number = ref.rpartition("#")
+            pulls[(repo, int(number))] = PullFacts(**fields)
+        green = {}
+        for ref, value in data.get("green", {}).items():
+            repo, _, sha = ref.rpartition("@")
+            green[(repo, sha)] = bool(value)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InvalidInput(f"--facts {path}: {exc.__class__.__name__}: {exc}") from None
+    return StaticFacts(permissions=permissions, pulls=pulls, green=green)
+
+
+def _operate(args: argparse.Namespace) -> int:
+    from holon.serve.status import describe_status, status_of
+    from holon.state.model import Record
+    from holon.state.store import StateStore
+
+    store = StateStore(Path(args.state_dir))
+    if args.action == "status":
+        status = status_of(store.load(), running=store.is_locked())
+        print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
+        return 0
+    by = os.environ.get("USER") or "operator"
+    command = {
+        "command": args.action,
+        "by": by,
+        "reason": args.reason,
+        "at": datetime.now(UTC).isoformat(),
+    }
+    if store.is_locked():
+        # A serve is running: it reads the inbox between events.
+        path = store.post_control(command)
+        for _ in range(200):
+            if not path.exists():
+                print(f"{args.action}: applied by the running serve")
+                return 0
+            time.sleep(0.05)
+        print(f"{args.action}: queued for the running serve ({path.name})")
+        return 0
+    with store:
+        state = store.load()
+        data = {
+            "paused": args.action == "pause",
+            "by": by,
+            "reason": args.reason,
+            "at": command["at"],
+        }
+        state.put(
+            Record(
+                kind="pause",
+                key="serve",
+                status="live",
+                updated_at=datetime.now(UTC),
+                writer="cli",
+                data=data,
+            )
+        )
+        store.save(state)
+    print(f"{args.action}: recorded; kept events are decided when serve next starts")
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.action is not None:
+        return _operate(args)
+    from holon.serve.serve import Serve, ServeOptions, install_signal_handlers
+
+    secrets = []
+    for var in args.secret_env:
+        if not os.environ.get(var):
+            raise InvalidInput(f"--secret-env {var}: not set in the environment")
+        secrets.append(os.environ[var])
+    listen = _listen(args.listen) if args.listen else None
+    if listen is not None and not secrets:
+        raise InvalidInput("--listen needs --secret-env VAR: unsigned deliveries are refused")
+    tick = timeout_seconds(args.tick_interval) if args.tick_interval else None
+    options = ServeOptions(
+        state_dir=Path(args.state_dir),
+        workspace=Path(args.workspace) if args.workspace else None,
+        replay=[Path(p) for p in args.replay],
+        listen=listen,
+        secrets=secrets,
+        tick_interval=tick,
+        policy=Path(args.policy) if args.policy else None,
+        dry_run=args.dry_run,
+        once=args.once,
+        runtime=args.runtime,
+        agent=agent_argv(args.agent),
+        image=args.image,
+        checkpoint_every=args.checkpoint_every,
+        repo=args.repo,
+    )
+    serve = Serve(options, facts=_facts(args.facts))
+    serve.open()
+    install_signal_handlers(serve)
+    listener = None
+    queue = None
+    try:
+        if listen is not None:
+            from holon.serve.listener import BoundedQueue, WebhookListener
+
+            queue = BoundedQueue(1000)
+            listener = WebhookListener(listen[0], listen[1], secrets, queue.offer)
+            host, port = listener.start()
+            print(f"listening on http://{host}:{port}/webhook", flush=True)
+        code = serve.run(queue)
+    finally:
+        if listener is not None:
+            listener.stop()
+        serve.close()
+    return code if args.once else 0

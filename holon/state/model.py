@@ -1,0 +1,198 @@
+"""Serve state records and their convergent merge. Pure: no I/O.
+
+A ServeState maps f"{kind}:{key}" to one Record. Two copies of a state (say a serve instance's and
+an Actions run's) merge record by record: the greater record under a total order wins, so merge is
+commutative, associative and idempotent and every copy converges on the same state.
+
+The order is (rank, deleted, updated_at, writer, canonical data, status), higher wins. Rank comes
+first so a settled record (rank 2) never goes back to inflight (rank 1); `deleted` comes next so a
+tombstone beats a live record of the same rank. Status is the last tiebreak only to make the order
+total (two statuses can share a rank).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from operator import attrgetter
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+RecordKind = Literal["dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta"]
+
+STATUS_RANK: dict[str, int] = {
+    "pending": 0,
+    "live": 0,
+    "inflight": 1,
+    "succeeded": 2,
+    "failed": 2,
+    "refused": 2,
+    "expired": 2,
+    "cancelled": 2,
+    "seen": 2,
+    "done": 2,
+}
+
+DEFAULT_RETENTION = timedelta(days=30)
+DEFAULT_MAX_DEDUPE = 20_000
+
+
+def rank_of(status: str) -> int:
+    """The merge rank of a status; unknown statuses rank 0 (they lose to anything in flight)."""
+    return STATUS_RANK.get(status, 0)
+
+
+def record_id(kind: str, key: str) -> str:
+    # Kinds contain no colon, so the first colon splits an id unambiguously.
+    return f"{kind}:{key}"
+
+
+class Record(BaseModel):
+    """One keyed fact of the serve loop: a dedupe mark, an intent, a wait, a pause, ..."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: RecordKind
+    key: str
+    status: str = "live"
+    rank: int = 0
+    updated_at: AwareDatetime
+    writer: str
+    deleted: bool = False
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rank_follows_status(cls, value: Any) -> Any:
+        # An omitted rank is the status's rank, so a settled record cannot be built to lose a merge
+        # to an inflight one by forgetting it. An explicit rank (as stored on disk) is kept.
+        if isinstance(value, dict) and "rank" not in value and isinstance(value.get("status"), str):
+            return {**value, "rank": rank_of(value["status"])}
+        return value
+
+    @field_validator("updated_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        # One representation per instant: equal records then serialize identically.
+        return value.astimezone(UTC)
+
+
+class ServeState(BaseModel):
+    """All records of one state directory. Mutable: the serve loop updates it in place."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    records: dict[str, Record] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _ids_match(self) -> ServeState:
+        for rid, record in self.records.items():
+            expected = record_id(record.kind, record.key)
+            if rid != expected:
+                raise ValueError(
+                    f"record {rid!r} is filed under the wrong id (expected {expected!r})"
+                )
+        return self
+
+    def get(self, kind: RecordKind, key: str) -> Record | None:
+        """The live record, or None when absent or tombstoned."""
+        record = self.records.get(record_id(kind, key))
+        return None if record is None or record.deleted else record
+
+    def put(self, record: Record) -> None:
+        """Store a record unconditionally: the local writer is authoritative over its own copy."""
+        self.records[record_id(record.kind, record.key)] = record
+
+    def delete(self, kind: RecordKind, key: str, *, at: datetime, writer: str) -> None:
+        """Replace a live record by a tombstone (same rank, new time); absent or deleted: no-op."""
+        current = self.records.get(record_id(kind, key))
+        if current is None or current.deleted:
+            return
+        # The payload is dropped: a tombstone only has to win merges, and it keeps the file small.
+        self.put(
+            Record(
+                kind=kind,
+                key=key,
+                status=current.status,
+                rank=current.rank,
+                updated_at=at,
+                writer=writer,
+                deleted=True,
+            )
+        )
+
+    def live(self, kind: RecordKind) -> list[Record]:
+        """Non-deleted records of a kind, oldest first (ties by key)."""
+        found = [r for r in self.records.values() if r.kind == kind and not r.deleted]
+        return sorted(found, key=lambda r: (r.updated_at, r.key))
+
+
+_age = attrgetter("updated_at", "key")
+
+
+def _canonical(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def greater(a: Record, b: Record) -> Record:
+    """The merge winner of two records with the same id (see the module docstring)."""
+    head_a = (a.rank, a.deleted, a.updated_at, a.writer)
+    head_b = (b.rank, b.deleted, b.updated_at, b.writer)
+    if head_a != head_b:
+        return a if head_a > head_b else b
+    # Rare full tie on the cheap fields: only now pay for serializing the payloads.
+    tail_a = (_canonical(a.data), a.status)
+    tail_b = (_canonical(b.data), b.status)
+    return a if tail_a >= tail_b else b
+
+
+def merge(a: ServeState, b: ServeState) -> ServeState:
+    """A new state holding, for every record id of either side, the greater record."""
+    records: dict[str, Record] = {}
+    for rid in sorted(a.records.keys() | b.records.keys()):
+        left, right = a.records.get(rid), b.records.get(rid)
+        if left is None or right is None:
+            winner = left if right is None else right
+            assert winner is not None  # the id came from one of the two sides
+            records[rid] = winner
+        else:
+            records[rid] = greater(left, right)
+    return ServeState(records=records)
+
+
+def prune(
+    state: ServeState,
+    *,
+    now: datetime,
+    retention: timedelta = DEFAULT_RETENTION,
+    max_dedupe: int = DEFAULT_MAX_DEDUPE,
+) -> int:
+    """Physically drop old dedupe records and old tombstones; return how many were removed.
+
+    Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
+    `max_dedupe`; tombstones of any kind older than `retention` go too. This bounds the state file
+    however many events arrive. The price: a copy older than `retention` can resurrect what a pruned
+    tombstone had deleted, so copies should merge well within the retention window.
+    """
+    if now.tzinfo is None:
+        raise ValueError("prune needs a timezone-aware 'now'")
+    if max_dedupe < 0:
+        raise ValueError("max_dedupe must not be negative")
+    cutoff = now - retention
+    doomed: list[str] = []
+    dedupe: list[Record] = []
+    # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
+    for rid, record in state.records.items():
+        if record.updated_at < cutoff and (record.deleted or record.kind == "dedupe"):
+            doomed.append(rid)
+        elif record.kind == "dedupe":
+            dedupe.append(record)
+    excess = max(0, len(dedupe) - max_dedupe)
+    if excess:
+        dedupe.sort(key=_age)
+        doomed.extend(record_id(r.kind, r.key) for r in dedupe[:excess])
+    for rid in doomed:
+        del state.records[rid]
+    return len(doomed)

@@ -1,0 +1,221 @@
+"""The serve state directory: its lock, state.json (with state.json.prev), control inbox, journals.
+
+Layout of D: state.lock (flock + holder pid), state.json, state.json.prev, control/*.json (commands
+for a running serve; malformed ones moved to control/rejected/), <name>.ndjson journals.
+
+Checkpoint policy: the store saves only when asked; the caller decides when. The controller saves
+after recording an inflight intent and before carrying out its effect (so a crash cannot repeat an
+effect the state does not know about), and again at the end of each pass. Each save is atomic, and
+the file it replaces is kept as state.json.prev.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import ValidationError
+
+from holon.errors import InvalidInput
+from holon.fsutil import atomic_write_bytes, atomic_write_text
+from holon.state.control import control_name, encode_control, is_control_name, parse_control
+from holon.state.journal import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Journal
+from holon.state.model import ServeState
+
+STATE = "state.json"
+PREV = "state.json.prev"
+LOCK = "state.lock"
+CONTROL = "control"
+REJECTED = "rejected"
+_JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+class StateLocked(InvalidInput):
+    """Another holon serve holds the state directory."""
+
+
+class CorruptState(InvalidInput):
+    """state.json cannot be read or parsed; it is left as it was."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _validation_problem(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return _one_line(f"{where + ': ' if where else ''}{first['msg']}{more}")
+
+
+class StateStore:
+    """One state directory. Nothing is created until acquire, save, post_control or a journal."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.state_path = directory / STATE
+        self.prev_path = directory / PREV
+        self.lock_path = directory / LOCK
+        self.control_dir = directory / CONTROL
+        self._lock_fd: int | None = None
+
+    def _not_writable(self, exc: OSError) -> InvalidInput:
+        reason = exc.strerror or str(exc)
+        return InvalidInput(f"state dir {self.directory} is not writable: {reason}")
+
+    def acquire(self) -> None:
+        """Take the exclusive lock (idempotent); StateLocked if another holder has it."""
+        if self._lock_fd is not None:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._not_writable(exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise StateLocked(
+                f"state dir {self.directory} is locked by another holon serve (pid {pid})"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
+            os.ftruncate(fd, 0)  # no stale pid for the next reader
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def __enter__(self) -> StateStore:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+    def is_locked(self) -> bool:
+        """True if someone other than this store (another process or store) holds the lock."""
+        if self._lock_fd is not None:
+            return False
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            # A shared probe conflicts with a holder's exclusive lock but not with other probes.
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing also drops the probe's lock
+        return False
+
+    def load(self) -> ServeState:
+        """The saved state; empty if none. CorruptState (file untouched) if it cannot be used."""
+        try:
+            raw = self.state_path.read_bytes()
+        except FileNotFoundError:
+            return ServeState()
+        except OSError as exc:
+            raise self._corrupt(f"unreadable: {exc.strerror or exc}") from exc
+        try:
+            return ServeState.model_validate_json(raw)
+        except ValidationError as exc:
+            raise self._corrupt(_validation_problem(exc)) from exc
+
+    def _corrupt(self, problem: str) -> CorruptState:
+        return CorruptState(
+            f"state file {self.state_path} is unusable ({problem}); it was left untouched: "
+            f"move it aside to start fresh, or copy {PREV} over it"
+        )
+
+    def save(self, state: ServeState) -> None:
+        """Atomically replace state.json, keeping the replaced file as state.json.prev."""
+        data = state.model_dump_json().encode()  # compact on purpose: the file must stay small
+        try:
+            self._keep_previous()
+            atomic_write_bytes(self.state_path, data)
+        except OSError as exc:
+            raise self._not_writable(exc) from exc
+
+    def _keep_previous(self) -> None:
+        # A hard link shares the current file's inode, so .prev costs no copy; the atomic write
+        # below then puts a new inode under state.json and .prev keeps the old one.
+        tmp = self.directory / f".{PREV}.{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(self.state_path, tmp)
+        except FileNotFoundError:
+            return  # first save: nothing to keep
+        except OSError:
+            # No hard links on this filesystem: copy instead.
+            atomic_write_bytes(self.prev_path, self.state_path.read_bytes())
+            return
+        try:
+            os.replace(tmp, self.prev_path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def post_control(self, command: Mapping[str, Any]) -> Path:
+        """Drop a command (e.g. {"command": "pause", ...}) into the inbox; return its file."""
+        text = encode_control(command)
+        path = self.control_dir / control_name()
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            raise self._not_writable(exc) from exc
+        return path
+
+    def take_controls(self) -> list[dict[str, Any]]:
+        """Pending commands, oldest first, each removed; malformed ones go to control/rejected/."""
+        try:
+            with os.scandir(self.control_dir) as entries:
+                names = sorted(e.name for e in entries if is_control_name(e.name) and e.is_file())
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise self._not_writable(exc) from exc
+        taken: list[dict[str, Any]] = []
+        for name in names:
+            path = self.control_dir / name
+            try:
+                command = parse_control(path.read_bytes())
+                if command is None:
+                    (self.control_dir / REJECTED).mkdir(exist_ok=True)
+                    os.replace(path, self.control_dir / REJECTED / name)
+                    continue
+                path.unlink()
+            except FileNotFoundError:
+                continue  # taken meanwhile by someone else
+            except OSError as exc:
+                raise self._not_writable(exc) from exc
+            taken.append(command)
+        return taken
+
+    def journal(
+        self,
+        name: str,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        keep: int = DEFAULT_KEEP,
+        fsync: bool = True,
+    ) -> Journal:
+        """The journal D/<name>.ndjson (e.g. events, decisions, actions); opened on first append."""
+        if not _JOURNAL_NAME.fullmatch(name):
+            raise InvalidInput(f"journal name {name!r} must be lower-case letters, digits, - or _")
+        return Journal(
+            self.directory / f"{name}.ndjson", max_bytes=max_bytes, keep=keep, fsync=fsync
+        )
