@@ -1,0 +1,103 @@
+"""Crash recovery: SIGKILL between an effect and its journal line, and between the journal line
+and the state save; on restart nothing is lost and nothing is performed twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon.controller.loop import CRASH_ENV
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve"
+
+
+def _serve(state: Path, *extra: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop(CRASH_ENV, None)
+    if crash:
+        env[CRASH_ENV] = crash
+    argv = [
+        sys.executable,
+        "-m",
+        "holon",
+        "serve",
+        "--state-dir",
+        str(state),
+        "--replay",
+        str(EXAMPLE / "replay.ndjson"),
+        "--once",
+        "--facts",
+        str(EXAMPLE / "facts.json"),
+        *extra,
+    ]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _settled(state: Path) -> dict[str, str]:
+    records = json.loads((state / "state.json").read_text())["records"]
+    return {r["key"]: r["status"] for r in records.values() if r["kind"] == "intent"}
+
+
+@pytest.mark.parametrize("point", ["after_effect_before_journal", "after_journal_before_state"])
+def test_dry_run_crash_then_restart(tmp_path: Path, point: str) -> None:
+    clean = tmp_path / "clean"
+    assert _serve(clean, "--dry-run").returncode == 2
+    crashed = tmp_path / "crashed"
+    first = _serve(crashed, "--dry-run", crash=point)
+    assert first.returncode == -signal.SIGKILL
+    second = _serve(crashed, "--dry-run")
+    assert second.returncode == 2, second.stderr
+    actions = _lines(crashed / "actions.ndjson")
+    # Each intent attempt appears once: performed once, never repeated.
+    assert len({a["id"] for a in actions}) == len(actions)
+    assert sorted(a["id"] for a in actions) == sorted(
+        a["id"] for a in _lines(clean / "actions.ndjson")
+    )
+    assert _settled(crashed) == _settled(clean)
+    assert "inflight" not in _settled(crashed).values()
+
+
+AGENT = """
+import json, os, sys
+out = os.environ["HOLON_OUTPUT_DIR"]
+with open(os.path.join(out, "manifest.json"), "w") as f:
+    json.dump({"status": "completed", "outcome": "success"}, f)
+"""
+
+
+@pytest.mark.parametrize("point", ["after_effect_before_journal", "after_journal_before_state"])
+def test_skill_run_is_never_run_twice(tmp_path: Path, point: str) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("x\n")
+    agent_file = tmp_path / "agent.py"
+    agent_file.write_text(AGENT)
+    agent = ["--workspace", str(workspace), "--agent", f"{sys.executable} {agent_file}"]
+    state = tmp_path / "state"
+    first = _serve(state, *agent, crash=point)
+    assert first.returncode == -signal.SIGKILL
+    runs_before = sorted(p.name for p in (state / "runs").iterdir())
+    assert len(runs_before) == 1
+    second = _serve(state, *agent)
+    assert second.returncode in (1, 2, 3), second.stderr
+    runs = sorted(p.name for p in (state / "runs").iterdir())
+    # The first run's output was recovered, not re-run: its directory holds one run record.
+    assert runs_before[0] in runs
+    assert (state / "runs" / runs_before[0] / "run.json").is_file()
+    actions = _lines(state / "actions.ndjson")
+    run_actions = [a for a in actions if a["type"] == "run_skill"]
+    assert len({a["id"] for a in run_actions}) == len(run_actions)
+    assert all(a["status"] == "succeeded" for a in run_actions)
+    assert len(run_actions) == len(runs)
+    assert "inflight" not in _settled(state).values()
