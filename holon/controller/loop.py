@@ -330,10 +330,11 @@ class Controller:
         kept = [r for r in self.state.live("meta") if r.key.startswith("pending:")]
         handled = []
         expire = timedelta(seconds=self.policy.settings.expire_after)
-        for record in sorted(kept, key=lambda r: (r.data.get("at", ""), r.key)):
+        for record in sorted(kept, key=lambda r: (r.updated_at, r.key)):
             env = EventEnvelope.model_validate(record.data)
             self.state.delete("meta", record.key, at=self.clock(), writer=self.writer)
-            if self.clock() - env.at > expire:
+            # Age counts from when the event was kept, not from the payload's own timestamp.
+            if self.clock() - record.updated_at > expire:
                 self._journal_decision(
                     env,
                     "expired",
