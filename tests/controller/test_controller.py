@@ -1,0 +1,276 @@
+"""The controller with in-memory parts: guardrails, vocabulary, pause/resume, ticks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon.controller.decide import PolicyDecider
+from holon.controller.facts import PullFacts, StaticFacts
+from holon.controller.intent import IntentRejected, Target, make_intent
+from holon.controller.loop import Controller, Journals
+from holon.controller.policy import load_policy, parse_policy
+from holon.executor.executor import build_executor
+from holon.gateway.github import normalize
+from holon.skills.catalog import default_catalog
+from holon.state.journal import Journal
+from holon.state.model import ServeState
+from tests.gateway.conftest import example
+
+REPO = "Codertocat/Hello-World"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def _controller(tmp_path: Path, policy_text: str | None = None, **facts: Any) -> Controller:
+    clock = Clock()
+    policy = parse_policy(policy_text) if policy_text else load_policy(None)
+    static = StaticFacts(**facts)
+    journals = Journals(*(Journal(tmp_path / f"{n}.ndjson", fsync=False) for n in ("e", "d", "a")))
+    return Controller(
+        state=ServeState(),
+        journals=journals,
+        executor=build_executor(dry_run=True, clock=clock, run_skill=None),
+        decider=PolicyDecider(policy, static),
+        facts=static,
+        policy=policy,
+        catalog=default_catalog(),
+        clock=clock,
+        writer="test",
+        checkpoint=lambda: None,
+        idempotent_runs=True,
+    )
+
+
+def _comment(
+    body: str, *, number: int = 1, comment_id: int = 1, association: str = "OWNER", pr: bool = False
+) -> Any:
+    payload = example("issue_comment", "created")
+    payload["issue"]["number"] = number
+    payload["comment"].update(id=comment_id, body=body, author_association=association)
+    if pr:
+        payload["issue"]["pull_request"] = {"url": "x"}
+    return normalize("issue_comment", payload, via="replay", received_at=datetime.now(UTC))
+
+
+def _decisions(ctl: Controller) -> list[dict[str, Any]]:
+    return list(ctl.journals.decisions.read())
+
+
+def test_intent_vocabulary_is_strict() -> None:
+    target = Target(repo=REPO, kind="issue", id="1")
+    common = dict(
+        target=target,
+        reason="r",
+        decider="t",
+        event_key="k",
+        event_id="e",
+        at=datetime.now(UTC),
+        skills={"github-review"},
+    )
+    with pytest.raises(IntentRejected, match="not in the action vocabulary"):
+        make_intent(type_="deploy", args={}, **common)  # type: ignore[arg-type]
+    with pytest.raises(IntentRejected, match="unknown skill 'github-deploy'"):
+        make_intent(type_="run_skill", args={"skill": "github-deploy"}, **common)  # type: ignore[arg-type]
+    with pytest.raises(IntentRejected, match="merge: sha"):
+        make_intent(type_="merge", args={"sha": "not-a-sha"}, **common)  # type: ignore[arg-type]
+    with pytest.raises(IntentRejected, match="Extra inputs"):
+        make_intent(type_="label", args={"label": "x", "colour": "red"}, **common)  # type: ignore[arg-type]
+    a = make_intent(type_="label", args={"label": "x"}, **common)  # type: ignore[arg-type]
+    b = make_intent(type_="label", args={"label": "x"}, **common)  # type: ignore[arg-type]
+    assert a.idempotency_key == b.idempotency_key
+    assert a.id == b.id
+
+
+def test_dedupe_and_one_decision_per_event(tmp_path: Path) -> None:
+    ctl = _controller(tmp_path)
+    env = _comment("/holon solve")
+    ctl.handle(env)
+    ctl.handle(env)
+    assert [d["outcome"] for d in _decisions(ctl)] == ["decided", "duplicate"]
+
+
+def test_unknown_permission_refuses(tmp_path: Path) -> None:
+    ctl = _controller(tmp_path)
+    ctl.handle(_comment("/holon solve", association="MEMBER"))
+    (decision,) = _decisions(ctl)
+    assert decision["refused"][0]["guard"] == "authority"
+    assert "cannot verify" in decision["refused"][0]["reason"]
+
+
+def test_member_with_write_access_may_command(tmp_path: Path) -> None:
+    ctl = _controller(tmp_path, permissions={(REPO, "Codertocat"): "write"})
+    ctl.handle(_comment("/holon solve", association="MEMBER"))
+    (decision,) = _decisions(ctl)
+    assert decision["refused"] == []
+    assert decision["intents"][0]["args"]["skill"] == "github-issue-solve"
+
+
+def test_duplicate_fix_for_same_sha_suppressed(tmp_path: Path) -> None:
+    sha = example("pull_request_review", "submitted")["pull_request"]["head"]["sha"]
+    number = example("pull_request_review", "submitted")["pull_request"]["number"]
+    pulls = {
+        (REPO, number): PullFacts(
+            approved=False, stale=False, head_sha=sha, head_ref="holon/issue-1", same_repo=True
+        )
+    }
+    ctl = _controller(tmp_path, pulls=pulls)
+    for review_id in (1, 2):
+        payload = example("pull_request_review", "submitted")
+        payload["review"].update(id=review_id, state="changes_requested")
+        ctl.handle(
+            normalize("pull_request_review", payload, via="replay", received_at=datetime.now(UTC))
+        )
+    first, second = _decisions(ctl)
+    assert first["intents"][0]["args"]["skill"] == "github-pr-fix"
+    assert second["refused"][0]["guard"] == "duplicate"
+    assert f"for {sha[:12]}" in second["refused"][0]["reason"]
+
+
+def test_cooldown_for_automatic_runs(tmp_path: Path) -> None:
+    policy = (
+        "version: 1\nsettings: {auto_review: true, cooldown: 10m}\nrules:\n"
+        "  - name: auto\n    on: github.pull_request.synchronize\n    setting: auto_review\n"
+        "    do: run_skill\n    skill: github-review\n"
+    )
+    ctl = _controller(tmp_path, policy)
+    payload = example("pull_request", "synchronize")
+    env = normalize("pull_request", payload, via="replay", received_at=datetime.now(UTC))
+    ctl.handle(env)
+    again = example("pull_request", "synchronize")
+    again["after"] = "f" * 40
+    again["pull_request"]["head"]["sha"] = "f" * 40
+    ctl.handle(normalize("pull_request", again, via="replay", received_at=datetime.now(UTC)))
+    first, second = _decisions(ctl)
+    assert first["intents"]
+    assert second["refused"][0]["guard"] == "cooldown"
+
+
+def test_merge_guard(tmp_path: Path) -> None:
+    sha = "a" * 40
+    policy = (
+        "version: 1\nsettings: {allow_merge: true}\nrules:\n  - name: m\n    command: solve\n"
+        f"    do: merge\n    args: {{sha: '{sha}'}}\n"
+    )
+    pulls = {
+        (REPO, 1): PullFacts(
+            approved=True, stale=False, head_sha=sha, head_ref="holon/x", same_repo=True
+        )
+    }
+    ctl = _controller(tmp_path, policy, pulls=pulls, green={(REPO, sha): False})
+    ctl.handle(_comment("/holon solve", pr=True))
+    (decision,) = _decisions(ctl)
+    assert decision["refused"][0]["reason"] == "required checks are not green on that sha"
+    ok = _controller(tmp_path / "ok", policy, pulls=pulls, green={(REPO, sha): True})
+    ok.handle(_comment("/holon solve", pr=True))
+    assert _decisions(ok)[0]["intents"][0]["type"] == "merge"
+
+
+def test_budget(tmp_path: Path) -> None:
+    from holon.controller.decide import Decision, Proposal
+
+    class Greedy:
+        name = "greedy"
+
+        def decide(self, envelope: Any, view: Any) -> Decision:
+            target = Target(repo=REPO, kind="issue", id="1")
+            proposals = [Proposal("label", target, {"label": f"l{i}"}, "many") for i in range(3)]
+            return Decision(self.name, "three labels", None, proposals)
+
+    ctl = _controller(tmp_path, "version: 1\nsettings: {budget: 2}\nrules: []\n")
+    ctl.decider = Greedy()
+    ctl.handle(_comment("/holon solve"))
+    (decision,) = _decisions(ctl)
+    assert decision["decider"] == "greedy"
+    assert len(decision["intents"]) == 2
+    assert [r["guard"] for r in decision["refused"]] == ["budget"]
+
+
+def test_rejected_proposal_is_journaled_not_executed(tmp_path: Path) -> None:
+    from holon.controller.decide import Decision, Proposal
+
+    class Wild:
+        name = "wild"
+
+        def decide(self, envelope: Any, view: Any) -> Decision:
+            target = Target(repo=REPO, kind="issue", id="1")
+            return Decision(self.name, "x", None, [Proposal("rm_rf", target, {}, "oops")])
+
+    ctl = _controller(tmp_path)
+    ctl.decider = Wild()
+    ctl.handle(_comment("/holon solve"))
+    (decision,) = _decisions(ctl)
+    assert decision["rejected"] == [
+        {"type": "rm_rf", "reason": "unknown intent type 'rm_rf': not in the action vocabulary"}
+    ]
+    assert list(ctl.journals.actions.read()) == []
+
+
+def test_resume_expires_stale_events(tmp_path: Path) -> None:
+    ctl = _controller(tmp_path)
+    clock = ctl.clock
+    assert isinstance(clock, Clock)
+    ctl.pause("me", "testing")
+    ctl.handle(_comment("/holon solve", comment_id=1))
+    clock.now += timedelta(hours=25)
+    ctl.handle(_comment("/holon solve", number=4, comment_id=2))
+    assert ctl.resume("me") == [_comment("/holon solve", number=4, comment_id=2).id]
+    outcomes = [d["outcome"] for d in _decisions(ctl)]
+    assert outcomes == ["paused", "paused", "expired", "decided"]
+
+
+def test_tick_expires_stale_inflight_and_fires_timers(tmp_path: Path) -> None:
+    from holon.gateway.envelope import Scope
+    from holon.serve.serve import tick_envelope
+    from holon.state.model import Record
+
+    ctl = _controller(tmp_path)
+    clock = ctl.clock
+    assert isinstance(clock, Clock)
+    ctl.state.put(
+        Record(
+            kind="intent",
+            key="act_x",
+            status="inflight",
+            updated_at=clock.now,
+            writer="t",
+            data={
+                "subject": "issue:9",
+                "type": "run_skill",
+                "intent": {},
+                "skill": "github-issue-solve",
+            },
+        )
+    )
+    ctl.state.put(
+        Record(
+            kind="wait",
+            key="w1",
+            status="live",
+            updated_at=clock.now,
+            writer="t",
+            data={
+                "subject": "issue:8",
+                "on": "timer",
+                "until": (clock.now + timedelta(minutes=5)).isoformat(),
+            },
+        )
+    )
+    ctl.ledger = type(ctl.ledger)(ctl.state)
+    clock.now += timedelta(hours=3)
+    ctl.handle(tick_envelope(clock.now, None))
+    assert ctl.state.get("intent", "act_x").status == "expired"
+    assert ctl.state.get("wait", "w1") is None
+    (decision,) = _decisions(ctl)
+    assert "expired stale run_skill act_x" in decision["rationale"]
+    assert "timer fired for issue:8" in decision["rationale"]
+    assert Scope().tenant == "default"
