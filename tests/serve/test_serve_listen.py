@@ -1,0 +1,76 @@
+"""`holon serve --listen`: a real webhook delivery over loopback, decided by the running loop."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from holon.gateway.webhook import signature_for
+from tests.gateway.conftest import example
+
+SECRET = "listen-secret-for-tests"
+
+
+def test_signed_delivery_is_accepted_and_decided(tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    env = {**os.environ, "HOOK_SECRET": SECRET}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "holon",
+            "serve",
+            "--state-dir",
+            str(state),
+            "--listen",
+            "127.0.0.1:0",
+            "--secret-env",
+            "HOOK_SECRET",
+            "--dry-run",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        payload = example("issue_comment", "created")
+        payload["comment"]["body"] = "/holon solve"
+        body = json.dumps(payload).encode()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {
+            "X-GitHub-Event": "issue_comment",
+            "X-GitHub-Delivery": "live-1",
+            "X-Hub-Signature-256": signature_for(body, SECRET),
+            "Content-Type": "application/json",
+        }
+        conn.request("POST", "/webhook", body=body, headers=headers)
+        response = conn.getresponse()
+        assert response.status == 202
+        response.read()
+        conn.close()
+        unsigned = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        unsigned.request("POST", "/webhook", body=body, headers={"X-GitHub-Event": "issues"})
+        assert unsigned.getresponse().status == 401
+        unsigned.close()
+        decisions = state / "decisions.ndjson"
+        deadline = time.monotonic() + 20
+        while not decisions.exists() or not decisions.read_text().strip():
+            assert time.monotonic() < deadline, "the delivery was never decided"
+            time.sleep(0.05)
+        decision = json.loads(decisions.read_text().splitlines()[0])
+        assert decision["intents"][0]["args"]["skill"] == "github-issue-solve"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    assert proc.returncode == 0
