@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import closure, docker_run, gateway, snapshot
+from bench import closure, docker_run, gateway, serve, snapshot
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -32,3 +32,7 @@ def test_closure_benchmark_puts_the_deciding_item_last() -> None:
 
 def test_gateway_benchmark_runs() -> None:
     assert gateway.main(["--smoke"]) == 0
+
+
+def test_serve_benchmark_runs() -> None:
+    assert serve.main(["--smoke"]) == 0
