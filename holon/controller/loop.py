@@ -121,7 +121,8 @@ class Controller:
         if self.state.get("dedupe", env.dedupe_key) is not None:
             self._journal_decision(env, "duplicate", f"{env.dedupe_key} was already processed")
             return
-        self._put("dedupe", env.dedupe_key, "seen", {"event": env.id, "type": env.type})
+        # No payload: the journal has the event; the state only has to remember the key.
+        self._put("dedupe", env.dedupe_key, "seen", {})
         self._put(
             "meta", "last_event", "live", {"id": env.id, "type": env.type, "at": env.at.isoformat()}
         )

@@ -36,6 +36,7 @@ STATUS_RANK: dict[str, int] = {
 
 DEFAULT_RETENTION = timedelta(days=30)
 DEFAULT_MAX_DEDUPE = 20_000
+DEFAULT_MAX_SETTLED = 5_000
 
 
 def rank_of(status: str) -> int:
@@ -168,13 +169,16 @@ def prune(
     now: datetime,
     retention: timedelta = DEFAULT_RETENTION,
     max_dedupe: int = DEFAULT_MAX_DEDUPE,
+    max_settled: int = DEFAULT_MAX_SETTLED,
 ) -> int:
-    """Physically drop old dedupe records and old tombstones; return how many were removed.
+    """Physically drop old dedupe records, settled intents and tombstones; return how many.
 
     Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
-    `max_dedupe`; tombstones of any kind older than `retention` go too. This bounds the state file
-    however many events arrive. The price: a copy older than `retention` can resurrect what a pruned
-    tombstone had deleted, so copies should merge well within the retention window.
+    `max_dedupe`; tombstones of any kind older than `retention` go too; settled intents (rank 2,
+    their results are in actions.ndjson) beyond the newest `max_settled` go as well. This bounds
+    the state file however many events arrive. The price: a copy older than `retention` can
+    resurrect what a pruned tombstone had deleted, so copies should merge well within the
+    retention window.
     """
     if now.tzinfo is None:
         raise ValueError("prune needs a timezone-aware 'now'")
@@ -183,16 +187,20 @@ def prune(
     cutoff = now - retention
     doomed: list[str] = []
     dedupe: list[Record] = []
+    settled: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
         if record.updated_at < cutoff and (record.deleted or record.kind == "dedupe"):
             doomed.append(rid)
         elif record.kind == "dedupe":
             dedupe.append(record)
-    excess = max(0, len(dedupe) - max_dedupe)
-    if excess:
-        dedupe.sort(key=_age)
-        doomed.extend(record_id(r.kind, r.key) for r in dedupe[:excess])
+        elif record.kind == "intent" and record.rank >= 2:
+            settled.append(record)
+    for found, cap in ((dedupe, max_dedupe), (settled, max_settled)):
+        excess = max(0, len(found) - cap)
+        if excess:
+            found.sort(key=_age)
+            doomed.extend(record_id(r.kind, r.key) for r in found[:excess])
     for rid in doomed:
         del state.records[rid]
     return len(doomed)

@@ -144,7 +144,9 @@ class StateStore:
 
     def save(self, state: ServeState) -> None:
         """Atomically replace state.json, keeping the replaced file as state.json.prev."""
-        data = state.model_dump_json().encode()  # compact on purpose: the file must stay small
+        # Compact on purpose, defaults left out (a missing rank is recomputed from the status):
+        # the file must stay small.
+        data = state.model_dump_json(exclude_defaults=True).encode()
         try:
             self._keep_previous()
             atomic_write_bytes(self.state_path, data)

@@ -182,3 +182,25 @@ def test_a_million_dedupe_inserts_stay_under_five_megabytes() -> None:
     assert state.live("dedupe")[0].key == f"delivery-{total - 20_000:012d}"
     size = len(state.model_dump_json().encode())
     assert size < 5 * 1024 * 1024, size
+
+
+def test_prune_caps_settled_intents_but_keeps_inflight() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from holon.state.model import Record, ServeState, prune
+
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    state = ServeState()
+    for i in range(10):
+        state.put(
+            Record(
+                kind="intent",
+                key=f"s{i}",
+                status="succeeded",
+                updated_at=now + timedelta(seconds=i),
+                writer="w",
+            )
+        )
+    state.put(Record(kind="intent", key="open", status="inflight", updated_at=now, writer="w"))
+    assert prune(state, now=now, max_settled=3) == 7
+    assert sorted(r.key for r in state.live("intent")) == ["open", "s7", "s8", "s9"]
