@@ -57,6 +57,24 @@ def _envelope() -> type[BaseModel]:
     return EventEnvelope
 
 
+def _intent() -> type[BaseModel]:
+    from holon.controller.intent import ActionIntent
+
+    return ActionIntent
+
+
+def _state() -> type[BaseModel]:
+    from holon.state.model import ServeState
+
+    return ServeState
+
+
+def _action() -> type[BaseModel]:
+    from holon.executor.result import ActionResult
+
+    return ActionResult
+
+
 # file stem -> (model, which side of validation the schema describes)
 SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
     "spec": (_spec, "validation"),  # what a user may write
@@ -66,6 +84,9 @@ SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
     "closure": (_closure, "serialization"),  # what `holon closure derive` prints
     "handoff": (_handoff, "serialization"),  # what the handoff renderers read
     "envelope": (_envelope, "serialization"),  # what the gateway hands the controller
+    "intent": (_intent, "serialization"),  # what deciders propose and the executor performs
+    "action": (_action, "serialization"),  # a line of actions.ndjson
+    "state": (_state, "validation"),  # state.json
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"
