@@ -78,13 +78,18 @@ def timeout_seconds(value: str | None) -> float | None:
         raise InvalidInput(f"--timeout: {exc}") from None
 
 
-def secrets_from_env(names: list[str]) -> dict[str, SecretStr]:
-    secrets = {}
+def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:
+    """The values of the named environment variables; a missing or empty one is an error."""
+    values = []
     for name in names:
-        if name not in os.environ:
-            raise InvalidInput(f"--secret-env {name}: not set in the environment")
-        secrets[name] = SecretStr(os.environ[name])
-    return secrets
+        if not os.environ.get(name):
+            raise InvalidInput(f"{flag} {name}: not set in the environment")
+        values.append(os.environ[name])
+    return values
+
+
+def secrets_from_env(names: list[str]) -> dict[str, SecretStr]:
+    return {name: SecretStr(value) for name, value in zip(names, env_values(names), strict=True)}
 
 
 def existing_dir(value: str | None, what: str) -> Path | None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from datetime import UTC, datetime
 
 
@@ -26,6 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from holon.cli._common import env_values
     from holon.cli._io import print_json, read_bytes
     from holon.errors import InvalidInput
     from holon.gateway.commands import parse_command
@@ -36,12 +36,7 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InvalidInput(f"--mention: {exc}") from None
     body = read_bytes(args.payload)
-    secrets = []
-    for var in args.secret_env:
-        value = os.environ.get(var)
-        if not value:
-            raise InvalidInput(f"--secret-env {var}: not set in the environment")
-        secrets.append(value)
+    secrets = env_values(args.secret_env)
     if args.signature is None and secrets:
         raise InvalidInput("--secret-env given without --signature: nothing to verify")
     headers = {"X-GitHub-Event": args.event}

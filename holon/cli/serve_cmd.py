@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from holon.cli._common import agent_argv, timeout_seconds
+from holon.cli._common import agent_argv, env_values, timeout_seconds
 from holon.errors import InvalidInput
 
 
@@ -128,11 +128,7 @@ def main(args: argparse.Namespace) -> int:
         return _operate(args)
     from holon.serve.serve import Serve, ServeOptions, install_signal_handlers
 
-    secrets = []
-    for var in args.secret_env:
-        if not os.environ.get(var):
-            raise InvalidInput(f"--secret-env {var}: not set in the environment")
-        secrets.append(os.environ[var])
+    secrets = env_values(args.secret_env)
     listen = _listen(args.listen) if args.listen else None
     if listen is not None and not secrets:
         raise InvalidInput("--listen needs --secret-env VAR: unsigned deliveries are refused")

@@ -15,26 +15,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from holon.controller.intent import IntentType
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 
 Special = Literal["stop", "status", "usage", "recheck"]
-Do = Literal[
-    "run_skill",
-    "comment",
-    "label",
-    "unlabel",
-    "request_review",
-    "merge",
-    "close_issue",
-    "dispatch",
-    "wait",
-    "noop",
-    "stop",
-    "status",
-    "usage",
-    "recheck",
-]
+Do = Literal[IntentType, Special]  # the vocabulary plus the controller's own actions
 ALIASES = {
     "github.issue.opened": "github.issues.opened",
     "github.issue.closed": "github.issues.closed",
