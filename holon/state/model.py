@@ -37,6 +37,7 @@ STATUS_RANK: dict[str, int] = {
 DEFAULT_RETENTION = timedelta(days=30)
 DEFAULT_MAX_DEDUPE = 20_000
 DEFAULT_MAX_SETTLED = 5_000
+DEFAULT_MAX_CLOSURES = 5_000
 
 
 def rank_of(status: str) -> int:
@@ -170,12 +171,14 @@ def prune(
     retention: timedelta = DEFAULT_RETENTION,
     max_dedupe: int = DEFAULT_MAX_DEDUPE,
     max_settled: int = DEFAULT_MAX_SETTLED,
+    max_closures: int = DEFAULT_MAX_CLOSURES,
 ) -> int:
     """Physically drop old dedupe records, settled intents and tombstones; return how many.
 
     Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
     `max_dedupe`; tombstones of any kind older than `retention` go too; settled intents (rank 2,
-    their results are in actions.ndjson) beyond the newest `max_settled` go as well. This bounds
+    their results are in actions.ndjson) beyond the newest `max_settled`, and the closures of the
+    least recently active subjects beyond `max_closures`, go as well. This bounds
     the state file however many events arrive. The price: a copy older than `retention` can
     resurrect what a pruned tombstone had deleted, so copies should merge well within the
     retention window.
@@ -188,6 +191,7 @@ def prune(
     doomed: list[str] = []
     dedupe: list[Record] = []
     settled: list[Record] = []
+    closures: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
         if record.updated_at < cutoff and (record.deleted or record.kind == "dedupe"):
@@ -196,7 +200,9 @@ def prune(
             dedupe.append(record)
         elif record.kind == "intent" and record.rank >= 2:
             settled.append(record)
-    for found, cap in ((dedupe, max_dedupe), (settled, max_settled)):
+        elif record.kind == "closure":
+            closures.append(record)
+    for found, cap in ((dedupe, max_dedupe), (settled, max_settled), (closures, max_closures)):
         excess = max(0, len(found) - cap)
         if excess:
             found.sort(key=_age)
