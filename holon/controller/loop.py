@@ -234,7 +234,23 @@ class Controller:
         return notes
 
     def settle(self, intent: ActionIntent, data: dict[str, Any], result: ActionResult) -> None:
-        data = {**data, "attempts": result.attempt, "result": result.model_dump(mode="json")}
+        # A settled intent keeps only what views and closure evidence read; the full intent and
+        # result are in the journals, and the state must stay small.
+        kept = {k: v for k, v in data.items() if k != "intent"}
+        summary = result.model_dump(
+            mode="json",
+            include={
+                "status",
+                "dry_run",
+                "run_id",
+                "run_status",
+                "run_outcome",
+                "error",
+                "run_output_path",
+            },
+            exclude_defaults=True,
+        )
+        data = {**kept, "attempts": result.attempt, "result": summary}
         self._put("intent", intent.id, result.status, data)
         if intent.type == "wait" and result.status == "succeeded":
             args = dict(intent.args)

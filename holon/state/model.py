@@ -36,8 +36,8 @@ STATUS_RANK: dict[str, int] = {
 
 DEFAULT_RETENTION = timedelta(days=30)
 DEFAULT_MAX_DEDUPE = 20_000
-DEFAULT_MAX_SETTLED = 5_000
-DEFAULT_MAX_CLOSURES = 5_000
+DEFAULT_MAX_SETTLED = 2_000
+DEFAULT_MAX_CLOSURES = 2_000
 
 
 def rank_of(status: str) -> int:
@@ -55,8 +55,10 @@ class Record(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: RecordKind
-    key: str
+    # Not serialized: state.json files each record under its id `kind:key`, and loading restores
+    # both from it, which keeps the file small (see ServeState._ids_restored).
+    kind: RecordKind = Field(exclude=True)
+    key: str = Field(exclude=True)
     status: str = "live"
     rank: int = 0
     updated_at: AwareDatetime
@@ -87,6 +89,20 @@ class ServeState(BaseModel):
 
     version: Literal[1] = 1
     records: dict[str, Record] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ids_restored(cls, value: Any) -> Any:
+        records = value.get("records") if isinstance(value, dict) else None
+        if not isinstance(records, dict):
+            return value
+        restored = {}
+        for rid, record in records.items():
+            if isinstance(record, dict) and "kind" not in record and isinstance(rid, str):
+                kind, _, key = rid.partition(":")
+                record = {**record, "kind": kind, "key": key}
+            restored[rid] = record
+        return {**value, "records": restored}
 
     @model_validator(mode="after")
     def _ids_match(self) -> ServeState:

@@ -46,7 +46,12 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _settled(state: Path) -> dict[str, str]:
     records = json.loads((state / "state.json").read_text())["records"]
-    return {r["key"]: r["status"] for r in records.values() if r["kind"] == "intent"}
+    # state.json files each record under its id, kind:key.
+    return {
+        rid.partition(":")[2]: r.get("status", "live")
+        for rid, r in records.items()
+        if rid.startswith("intent:")
+    }
 
 
 @pytest.mark.parametrize("point", ["after_effect_before_journal", "after_journal_before_state"])
