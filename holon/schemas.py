@@ -6,95 +6,45 @@ Run `python -m holon.schemas` to regenerate, `python -m holon.schemas --check` t
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-
-def _spec() -> type[BaseModel]:
-    from holon.contract.spec import Spec
-
-    return Spec
-
-
-def _manifest() -> type[BaseModel]:
-    from holon.contract.manifest import Manifest
-
-    return Manifest
-
-
-def _run() -> type[BaseModel]:
-    from holon.runner.record import RunResult
-
-    return RunResult
-
-
-def _evidence() -> type[BaseModel]:
-    from holon.closure.evidence import Evidence
-
-    return Evidence
-
-
-def _closure() -> type[BaseModel]:
-    from holon.closure.record import ClosureRecord
-
-    return ClosureRecord
-
-
-def _handoff() -> type[BaseModel]:
-    from holon.closure.handoff import Handoff
-
-    return Handoff
-
-
-def _envelope() -> type[BaseModel]:
-    from holon.gateway.envelope import EventEnvelope
-
-    return EventEnvelope
-
-
-def _intent() -> type[BaseModel]:
-    from holon.controller.intent import ActionIntent
-
-    return ActionIntent
-
-
-def _state() -> type[BaseModel]:
-    from holon.state.model import ServeState
-
-    return ServeState
-
-
-def _action() -> type[BaseModel]:
-    from holon.executor.result import ActionResult
-
-    return ActionResult
-
-
-# file stem -> (model, which side of validation the schema describes)
-SCHEMAS: dict[str, tuple[Callable[[], type[BaseModel]], str]] = {
-    "spec": (_spec, "validation"),  # what a user may write
-    "manifest": (_manifest, "validation"),  # what an agent may write
-    "run": (_run, "serialization"),  # what the runner writes
-    "evidence": (_evidence, "validation"),  # what a runtime records
-    "closure": (_closure, "serialization"),  # what `holon closure derive` prints
-    "handoff": (_handoff, "serialization"),  # what the handoff renderers read
-    "envelope": (_envelope, "serialization"),  # what the gateway hands the controller
-    "intent": (_intent, "serialization"),  # what deciders propose and the executor performs
-    "action": (_action, "serialization"),  # a line of actions.ndjson
-    "state": (_state, "validation"),  # state.json
+# file stem -> (model as "module:Class", which side of validation the schema describes).
+# An explicit registry, imported only when a schema is rendered.
+SCHEMAS: dict[str, tuple[str, str]] = {
+    "spec": ("holon.contract.spec:Spec", "validation"),  # what a user may write
+    "manifest": ("holon.contract.manifest:Manifest", "validation"),  # what an agent may write
+    "run": ("holon.runner.record:RunResult", "serialization"),  # what the runner writes
+    "evidence": ("holon.closure.evidence:Evidence", "validation"),  # what a runtime records
+    "closure": ("holon.closure.record:ClosureRecord", "serialization"),  # `closure derive`
+    "handoff": ("holon.closure.handoff:Handoff", "serialization"),  # what renderers read
+    "envelope": ("holon.gateway.envelope:EventEnvelope", "serialization"),  # gateway output
+    "intent": ("holon.controller.intent:ActionIntent", "serialization"),  # decided actions
+    "action": ("holon.executor.result:ActionResult", "serialization"),  # actions.ndjson lines
+    "state": ("holon.state.model:ServeState", "validation"),  # state.json
 }
+
+
+def _model(reference: str) -> type[BaseModel]:
+    module, _, name = reference.partition(":")
+    model = getattr(importlib.import_module(module), name)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{reference} is not a pydantic model")
+    return model
+
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
 def render(name: str) -> str:
-    factory, mode = SCHEMAS[name]
-    schema: dict[str, Any] = factory().model_json_schema(mode=mode)  # type: ignore[arg-type]
+    reference, mode = SCHEMAS[name]
+    schema: dict[str, Any] = _model(reference).model_json_schema(mode=mode)  # type: ignore[arg-type]
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"holon/{name}",

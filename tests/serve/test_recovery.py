@@ -4,7 +4,6 @@ and the state save; on restart nothing is lost and nothing is performed twice.""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,19 +13,11 @@ from typing import Any
 import pytest
 
 from holon.controller.loop import CRASH_ENV
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve"
+from tests.serve.conftest import EXAMPLE, holon_argv, serve_env
 
 
 def _serve(state: Path, *extra: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop(CRASH_ENV, None)
-    if crash:
-        env[CRASH_ENV] = crash
-    argv = [
-        sys.executable,
-        "-m",
-        "holon",
+    argv = holon_argv(
         "serve",
         "--state-dir",
         str(state),
@@ -36,7 +27,8 @@ def _serve(state: Path, *extra: str, crash: str | None = None) -> subprocess.Com
         "--facts",
         str(EXAMPLE / "facts.json"),
         *extra,
-    ]
+    )
+    env = serve_env(**({CRASH_ENV: crash} if crash else {}))
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,8 @@ from typing import Any
 import pytest
 
 from holon.cli.main import main
+from tests.serve.conftest import EXAMPLE, holon_argv, start_serve
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve"
 REPLAY = EXAMPLE / "replay.ndjson"
 FACTS = ["--facts", str(EXAMPLE / "facts.json")]
 
@@ -75,46 +74,21 @@ def test_pause_keeps_events_and_resume_decides_them(
 
 def test_pause_reaches_a_running_serve(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "holon",
-            "serve",
-            "--state-dir",
-            str(state),
-            "--tick-interval",
-            "1h",
-            "--dry-run",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_serve("--state-dir", str(state), "--tick-interval", "1h", "--dry-run")
     try:
         deadline = time.monotonic() + 20
         while not (state / "state.json").exists():
             assert time.monotonic() < deadline
             time.sleep(0.05)
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "holon",
-                "serve",
-                "pause",
-                "--state-dir",
-                str(state),
-                "--reason",
-                "deploy",
-            ],
+            holon_argv("serve", "pause", "--state-dir", str(state), "--reason", "deploy"),
             capture_output=True,
             text=True,
             timeout=30,
         )
         assert "applied by the running serve" in done.stdout
         status = subprocess.run(
-            [sys.executable, "-m", "holon", "serve", "status", "--state-dir", str(state), "--json"],
+            holon_argv("serve", "status", "--state-dir", str(state), "--json"),
             capture_output=True,
             text=True,
             timeout=30,

@@ -4,40 +4,28 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from holon.gateway.webhook import signature_for
 from tests.gateway.conftest import example
+from tests.serve.conftest import start_serve
 
 SECRET = "listen-secret-for-tests"
 
 
 def test_signed_delivery_is_accepted_and_decided(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    env = {**os.environ, "HOOK_SECRET": SECRET}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "holon",
-            "serve",
-            "--state-dir",
-            str(state),
-            "--listen",
-            "127.0.0.1:0",
-            "--secret-env",
-            "HOOK_SECRET",
-            "--dry-run",
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_serve(
+        "--state-dir",
+        str(state),
+        "--listen",
+        "127.0.0.1:0",
+        "--secret-env",
+        "HOOK_SECRET",
+        "--dry-run",
+        HOOK_SECRET=SECRET,
     )
     try:
         assert proc.stdout is not None
