@@ -70,14 +70,14 @@ def describe_status(status: dict[str, Any]) -> str:
     )
     if status["kept_while_paused"]:
         lines.append(f"kept while paused: {len(status['kept_while_paused'])} event(s)")
-    lines.append("inflight: " + ("none" if not status["inflight"] else ""))
+    lines.append("inflight:" + (" none" if not status["inflight"] else ""))
     lines.extend(
         f"  - {i['type']} {i['skill'] or ''} on {i['subject']} since {i['since']}".replace(
             "  on", " on"
         )
         for i in status["inflight"]
     )
-    lines.append("waiting on: " + ("nothing" if not status["waits"] else ""))
+    lines.append("waiting on:" + (" nothing" if not status["waits"] else ""))
     lines.extend(f"  - {w['subject']}: {w['on']} ({w['detail']})" for w in status["waits"])
     lines.append("latest closure per subject:" + (" none" if not status["closures"] else ""))
     for subject, c in sorted(status["closures"].items()):

@@ -274,3 +274,20 @@ def test_tick_expires_stale_inflight_and_fires_timers(tmp_path: Path) -> None:
     assert "expired stale run_skill act_x" in decision["rationale"]
     assert "timer fired for issue:8" in decision["rationale"]
     assert Scope().tenant == "default"
+
+
+def test_failed_action_is_retried_then_closed_as_failed(tmp_path: Path) -> None:
+    ctl = _controller(tmp_path)
+    # Without --dry-run and without the GitHub edge, a comment cannot be posted: it must fail
+    # loudly after the policy's attempts, never be marked done.
+    ctl.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
+    ctl.handle(_comment("/holon help", number=5))
+    attempts = [a for a in ctl.journals.actions.read() if a["type"] == "comment"]
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert all(a["status"] == "failed" for a in attempts)
+    assert "not configured" in attempts[0]["error"]
+    (record,) = [r for r in ctl.state.live("intent") if r.data["subject"] == "issue:5"]
+    assert record.status == "failed"
+    closure = ctl.state.get("closure", "issue:5")
+    assert closure is not None
+    assert closure.data["closure_outcome"] == "failed"
