@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "handoff": ("holon.cli.handoff_cmd", "render the structured handoff of a closure"),
     "gateway": ("holon.cli.gateway_cmd", "normalize an event into an EventEnvelope"),
     "serve": ("holon.cli.serve_cmd", "run the proactive loop; status, pause, resume"),
+    "skills": ("holon.cli.skills_cmd", "list the skills and what they declare"),
 }
 
 
