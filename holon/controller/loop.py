@@ -336,6 +336,10 @@ class Controller:
             {"paused": True, "by": by, "reason": reason, "at": self.clock().isoformat()},
         )
 
+    def kept(self) -> list[Record]:
+        """Events kept while paused and not yet decided."""
+        return [r for r in self.state.live("meta") if r.key.startswith("pending:")]
+
     def resume(self, by: str) -> list[str]:
         """Unpause and decide the kept events in order; stale ones expire (journaled)."""
         self._put(
@@ -344,7 +348,7 @@ class Controller:
             "live",
             {"paused": False, "by": by, "reason": "", "at": self.clock().isoformat()},
         )
-        kept = [r for r in self.state.live("meta") if r.key.startswith("pending:")]
+        kept = self.kept()
         handled = []
         expire = timedelta(seconds=self.policy.settings.expire_after)
         for record in sorted(kept, key=lambda r: (r.updated_at, r.key)):

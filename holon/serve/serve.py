@@ -155,8 +155,9 @@ class Serve:
             executed=executed,
         )
         self.controller.recover()
-        if not self.controller.paused:
-            self.controller.resume(by="serve start")  # events kept by an offline resume
+        if not self.controller.paused and self.controller.kept():
+            # `holon serve resume` on a stopped serve leaves its kept events for this start.
+            self.controller.resume(by="serve start")
         self.checkpoint()
         return self.controller
 
