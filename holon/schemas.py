@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode
 
 # file stem -> (model as "module:Class", which side of validation the schema describes).
 # An explicit registry, imported only when a schema is rendered.
-SCHEMAS: dict[str, tuple[str, str]] = {
+SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "spec": ("holon.contract.spec:Spec", "validation"),  # what a user may write
     "manifest": ("holon.contract.manifest:Manifest", "validation"),  # what an agent may write
     "run": ("holon.runner.record:RunResult", "serialization"),  # what the runner writes
@@ -44,7 +45,7 @@ DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 def render(name: str) -> str:
     reference, mode = SCHEMAS[name]
-    schema: dict[str, Any] = _model(reference).model_json_schema(mode=mode)  # type: ignore[arg-type]
+    schema: dict[str, Any] = _model(reference).model_json_schema(mode=mode)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"holon/{name}",

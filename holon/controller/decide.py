@@ -4,7 +4,7 @@ later through the same `Decider` protocol. A decision names its decider and says
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from holon.controller.facts import RepoFacts
 from holon.controller.intent import Target
@@ -121,7 +121,7 @@ class PolicyDecider:
     def _special(
         self, rule: Rule, env: EventEnvelope, view: ControllerView, target: Target, why: str
     ) -> Decision:
-        special: Special = rule.do  # type: ignore[assignment]
+        special = cast(Special, rule.do)  # _apply routes only the special actions here
         proposals: list[Proposal] = []
         if special == "usage":
             body = render("holon.controller", "usage.md.j2", "markdown", command=env.command)
