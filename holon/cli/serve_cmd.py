@@ -80,6 +80,8 @@ def _operate(args: argparse.Namespace) -> int:
 
     store = StateStore(Path(args.state_dir))
     if args.action == "status":
+        if not Path(args.state_dir).is_dir():
+            raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
         status = status_of(store.load(), running=store.is_locked())
         print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
         return 0

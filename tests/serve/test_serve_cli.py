@@ -181,3 +181,8 @@ def test_bad_serve_flags(
 ) -> None:
     assert main(["serve", "--state-dir", str(tmp_path / "s"), "--once", *argv]) == 64
     assert message in capsys.readouterr().err
+
+
+def test_status_of_missing_state_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "status", "--state-dir", str(tmp_path / "nope")]) == 64
+    assert "no serve state at" in capsys.readouterr().err
