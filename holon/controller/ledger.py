@@ -50,13 +50,28 @@ class StateLedger:
             keys.append(record.key)
 
     def intent_records(self, subject: str) -> list[Record]:
-        found = (self.state.get("intent", key) for key in self.intents.get(subject, ()))
-        return [r for r in found if r is not None]
+        keys = self.intents.get(subject)
+        if not keys:
+            return []
+        found = [r for key in keys if (r := self.state.get("intent", key)) is not None]
+        # Settled intents pruned from the state leave the index too, so it stays as bounded
+        # as the state.
+        if len(found) != len(keys):
+            if found:
+                self.intents[subject] = [r.key for r in found]
+            else:
+                del self.intents[subject]
+        return found
 
     def wait_records(self, subject: str) -> list[Record]:
-        found = (self.state.get("wait", key) for key in self.waits.get(subject, ()))
-        live = [r for r in found if r is not None]
-        self.waits[subject] = [r.key for r in live]
+        keys = self.waits.get(subject)
+        if not keys:
+            return []
+        live = [r for key in keys if (r := self.state.get("wait", key)) is not None]
+        if live:
+            self.waits[subject] = [r.key for r in live]
+        else:
+            del self.waits[subject]
         return live
 
     def inflight(self) -> list[Record]:
