@@ -195,6 +195,23 @@ class _Copy:
             self.proc.wait()
 
 
+def _detach_submodules(repo: _Repo, dest: Path) -> None:
+    """Submodule checkouts point at `.git/modules/<name>`, which the snapshot does not have.
+
+    Their `.git` files are removed from the copy: the files stay for the agent to read, and git
+    then sees an unpopulated submodule instead of failing on a dangling gitdir.
+    """
+    if not (repo.top / ".gitmodules").is_file():
+        return
+    out = git(["ls-files", "-z", "--stage"], cwd=repo.top)
+    for entry in out.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith(b"160000 "):
+            gitfile = Path(os.fsdecode(bytes(dest) + b"/" + name)) / ".git"
+            if gitfile.is_file():
+                gitfile.unlink()
+
+
 def _strip_credentials(url: str) -> str:
     try:
         parts = urlsplit(url)
@@ -363,6 +380,7 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
         copy.kill()
         raise
     copy.wait()
+    _detach_submodules(repo, dest)
 
     # The agent's repository: the user's view of HEAD, refs and index, borrowing objects.
     dot_git = dest / ".git"

@@ -181,3 +181,27 @@ def test_empty_workspaces(tmp_path: Path) -> None:
         assert snap.diff() == b""
         (snap.root / "new.txt").write_text("new\n")
         assert b"+new" in snap.diff()
+
+
+def test_submodules_do_not_break_the_snapshot(tmp_path: Path) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    git(inner, "init", "-q")
+    (inner / "f.txt").write_text("inner\n")
+    git(inner, "add", "f.txt")
+    git(inner, "commit", "-q", "-m", "inner")
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / "a.txt").write_text("a\n")
+    git(outer, "add", "a.txt")
+    git(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "sub")
+    git(outer, "commit", "-q", "-m", "with submodule")
+    snap = _snap(outer, tmp_path)
+    ws = snap.root  # type: ignore[attr-defined]
+    assert (ws / "sub" / "f.txt").read_text() == "inner\n"
+    assert git(ws, "status", "--porcelain") == ""
+    (ws / "a.txt").write_text("a\nagent\n")
+    patch = snap.diff()  # type: ignore[attr-defined]
+    assert b"+agent" in patch
+    assert b"sub" not in patch
