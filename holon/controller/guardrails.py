@@ -88,10 +88,13 @@ def guard(
     policy: Policy,
     now: datetime,
     budget_left: int,
+    authority: str | None,
 ) -> tuple[list[ActionIntent], list[Refusal]]:
+    """`authority` is `authority_problem(...)` for this event, computed once by the caller
+    (it may cost a permission look-up)."""
     accepted: list[ActionIntent] = []
     refused: list[Refusal] = []
-    problem = authority_problem(env, facts, policy)
+    problem = authority
     cooldown = timedelta(seconds=policy.settings.cooldown)
     for intent in intents:
         subject = intent.target.subject()

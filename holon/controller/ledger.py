@@ -155,7 +155,8 @@ def _summary(record: Record) -> IntentSummary:
     )
 
 
-def _wait_detail(data: dict[str, Any]) -> str:
+def wait_detail(data: dict[str, Any]) -> str:
+    """One line saying what a wait waits for (status output, views)."""
     for field in ("reason", "condition", "until", "task_id"):
         if data.get(field):
             return str(data[field])
@@ -165,7 +166,7 @@ def _wait_detail(data: dict[str, Any]) -> str:
 
 def _wait_summary(record: Record) -> WaitSummary:
     return WaitSummary(
-        id=record.key, on=str(record.data.get("on")), detail=_wait_detail(record.data)
+        id=record.key, on=str(record.data.get("on")), detail=wait_detail(record.data)
     )
 
 

@@ -21,7 +21,7 @@ from holon.closure.record import ClosureRecord
 from holon.controller.decide import Decider, Decision, target_of
 from holon.controller.facts import RepoFacts
 from holon.controller.guardrails import Refusal, authority_problem, guard
-from holon.controller.intent import ActionIntent, IntentRejected, Target, make_intent
+from holon.controller.intent import ActionIntent, IntentRejected, make_intent
 from holon.controller.ledger import StateLedger
 from holon.controller.policy import Policy
 from holon.controller.view import ControllerView
@@ -161,6 +161,7 @@ class Controller:
                 )
             except IntentRejected as exc:
                 rejected.append({"type": proposal.type, "reason": str(exc)})
+        problem = authority_problem(env, self.facts, self.policy)
         accepted, refused = guard(
             intents,
             env,
@@ -169,8 +170,9 @@ class Controller:
             policy=self.policy,
             now=now,
             budget_left=self.policy.settings.budget,
+            authority=problem,
         )
-        authorized = authority_problem(env, self.facts, self.policy) is None
+        authorized = problem is None
         if authorized and env.command is not None and env.command.name in RESTARTING:
             # A later work command restarts what a /holon stop interrupted.
             self._resolve_waits(target.subject(), lambda data: bool(data.get("interruption")))
@@ -402,4 +404,4 @@ class Controller:
         self.journals.decisions.append(entry)
 
 
-__all__ = ["CRASH_ENV", "Controller", "Journals", "Target", "crashpoint"]
+__all__ = ["CRASH_ENV", "Controller", "Journals", "crashpoint"]

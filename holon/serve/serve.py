@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 from holon.closure.agent import summarize_agent
-from holon.closure.derive import Closure
+from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
 from holon.controller.loop import Controller, Journals
@@ -138,7 +138,7 @@ class Serve:
                 runtime=options.runtime,
                 agent=options.agent,
                 image=options.image,
-                describe=lambda name: self._describe(name),
+                describe=self._describe,
             )
         self.controller = Controller(
             state=self.state,
@@ -251,8 +251,7 @@ class Serve:
     def exit_code(self) -> int:
         """DESIGN.md section 5 for `serve --once`: 0 done, 1 failed, 2 human, 3 not finished."""
         closures = [
-            Closure.model_validate({k: v for k, v in r.data.items() if k in Closure.model_fields})
-            for r in self.state.live("closure")
+            ClosureRecord.model_validate(r.data).closure() for r in self.state.live("closure")
         ]
         summary = summarize_agent(closures)
         if summary.state == "failed":

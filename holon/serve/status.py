@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holon.controller.ledger import wait_detail
 from holon.state.model import ServeState
 
 
@@ -24,10 +25,9 @@ def status_of(state: ServeState, *, running: bool) -> dict[str, Any]:
     waits = []
     for record in state.live("wait"):
         data = record.data
-        detail = data.get("reason") or data.get("condition") or data.get("until") or ""
-        if data.get("question"):
-            detail = data["question"].get("text", detail)
-        waits.append({"subject": data.get("subject"), "on": data.get("on"), "detail": detail})
+        waits.append(
+            {"subject": data.get("subject"), "on": data.get("on"), "detail": wait_detail(data)}
+        )
     closures = {
         r.key: {
             k: r.data.get(k)
