@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
@@ -90,12 +89,3 @@ def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:
 
 def secrets_from_env(names: list[str]) -> dict[str, SecretStr]:
     return {name: SecretStr(value) for name, value in zip(names, env_values(names), strict=True)}
-
-
-def existing_dir(value: str | None, what: str) -> Path | None:
-    if value is None:
-        return None
-    path = Path(value)
-    if not path.is_dir():
-        raise InvalidInput(f"{what} is not a directory: {value}")
-    return path

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from holon.cli._common import add_backend_arguments, backend_fields, existing_dir
+from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
 
 
@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
         spec=spec,
         workspace=workspace,
         output=Path(args.output),
-        context=existing_dir(args.context, "--context"),
+        context=Path(args.context) if args.context else None,
         system_prompt=_read_prompt(args.system_prompt, "--system-prompt"),
         user_prompt=_read_prompt(args.user_prompt, "--user-prompt"),
         include_ignored=args.include_ignored,

@@ -74,8 +74,8 @@ def _facts(path: str | None) -> Any:
 
 
 def _operate(args: argparse.Namespace) -> int:
+    from holon.controller.loop import pause_record
     from holon.serve.status import describe_status, status_of
-    from holon.state.model import Record
     from holon.state.store import StateStore
 
     store = StateStore(Path(args.state_dir))
@@ -104,22 +104,9 @@ def _operate(args: argparse.Namespace) -> int:
         return 0
     with store:
         state = store.load()
-        data = {
-            "paused": args.action == "pause",
-            "by": by,
-            "reason": args.reason,
-            "at": command["at"],
-        }
-        state.put(
-            Record(
-                kind="pause",
-                key="serve",
-                status="live",
-                updated_at=datetime.now(UTC),
-                writer="cli",
-                data=data,
-            )
-        )
+        at = datetime.fromisoformat(command["at"])
+        paused = args.action == "pause"
+        state.put(pause_record(paused=paused, by=by, reason=args.reason, at=at, writer="cli"))
         store.save(state)
     print(f"{args.action}: recorded; kept events are decided when serve next starts")
     return 0

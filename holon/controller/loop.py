@@ -54,6 +54,12 @@ class Journals:
             journal.close()
 
 
+def pause_record(*, paused: bool, by: str, reason: str, at: datetime, writer: str) -> Record:
+    """The serve's pause switch, as the loop and the offline `serve pause|resume` both write it."""
+    data = {"paused": paused, "by": by, "reason": reason, "at": at.isoformat()}
+    return Record(kind="pause", key="serve", status="live", updated_at=at, writer=writer, data=data)
+
+
 class Controller:
     def __init__(
         self,
@@ -331,11 +337,8 @@ class Controller:
 
     # -- pause and resume --------------------------------------------------------------------
     def pause(self, by: str, reason: str) -> None:
-        self._put(
-            "pause",
-            "serve",
-            "live",
-            {"paused": True, "by": by, "reason": reason, "at": self.clock().isoformat()},
+        self.state.put(
+            pause_record(paused=True, by=by, reason=reason, at=self.clock(), writer=self.writer)
         )
 
     def kept(self) -> list[Record]:
@@ -344,11 +347,8 @@ class Controller:
 
     def resume(self, by: str) -> list[str]:
         """Unpause and decide the kept events in order; stale ones expire (journaled)."""
-        self._put(
-            "pause",
-            "serve",
-            "live",
-            {"paused": False, "by": by, "reason": "", "at": self.clock().isoformat()},
+        self.state.put(
+            pause_record(paused=False, by=by, reason="", at=self.clock(), writer=self.writer)
         )
         kept = self.kept()
         handled = []
@@ -404,4 +404,4 @@ class Controller:
         self.journals.decisions.append(entry)
 
 
-__all__ = ["CRASH_ENV", "Controller", "Journals", "crashpoint"]
+__all__ = ["CRASH_ENV", "Controller", "Journals", "crashpoint", "pause_record"]
