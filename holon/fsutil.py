@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
+import stat
 import tempfile
-from pathlib import Path
+import uuid
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 
@@ -32,3 +37,129 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o644) -> None:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+# Directory-relative helpers for directories someone else writes into (the agent's output): every
+# name is looked up under an already open directory, and nothing the other side made is followed.
+_NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def open_dir(path: Path) -> int:
+    """An fd for the directory `path`; later lookups stay in it even if the path is swapped."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def kind_of(st: os.stat_result | None) -> str:
+    """A word for what is at a path: missing, a regular file, a directory, a symlink, ..."""
+    if st is None:
+        return "missing"
+    if stat.S_ISREG(st.st_mode):
+        return "a regular file"
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink"
+    return "a special file"
+
+
+def remove_at(dir_fd: int, name: str) -> None:
+    """Remove `name` under `dir_fd` without following it (a directory goes with its contents)."""
+    st = lstat_at(dir_fd, name)
+    if st is None:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        # With dir_fd, rmtree opens each level with O_NOFOLLOW (rmtree.avoids_symlink_attacks).
+        shutil.rmtree(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def place_at(dir_fd: int, name: str, chunks: Iterable[bytes], mode: int = 0o644) -> int:
+    """Atomically put a new regular file at `name`, replacing whatever entry is there unfollowed.
+
+    The caller clears a directory in the way first. Returns the bytes written.
+    """
+    tmp = f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        mode,
+        dir_fd=dir_fd,
+    )
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+                written += len(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    return written
+
+
+def open_regular_at(dir_fd: int, relpath: str) -> int:
+    """Open a regular file at `relpath` under `dir_fd`, following no symlink on the way.
+
+    Raises FileNotFoundError when absent and NotRegular when any step is a symlink, a special file,
+    or leaves the directory (absolute paths and `..` included).
+    """
+    parts = PurePosixPath(relpath).parts
+    if not parts or PurePosixPath(relpath).is_absolute() or ".." in parts:
+        raise NotRegular(f"{relpath} is outside the directory")
+    current = dir_fd
+    try:
+        for part in parts[:-1]:
+            try:
+                step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
+            except NotADirectoryError:
+                raise NotRegular(f"{relpath}: {part} is not a directory") from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise NotRegular(f"{relpath}: {part} is a symlink") from None
+                raise
+            if current != dir_fd:
+                os.close(current)
+            current = step
+        st = lstat_at(current, parts[-1])
+        if st is None:
+            raise FileNotFoundError(relpath)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{relpath} is {kind_of(st)}")
+        fd = os.open(parts[-1], _NOFOLLOW_READ, dir_fd=current)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the lstat and the open
+            os.close(fd)
+            raise NotRegular(f"{relpath} is not a regular file")
+        return fd
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(f"{relpath} is a symlink") from None
+        raise
+    finally:
+        if current != dir_fd:
+            os.close(current)
+
+
+def read_regular_at(dir_fd: int, relpath: str, limit: int) -> bytes:
+    """The contents of a regular file (see open_regular_at); more than `limit` bytes is an error."""
+    fd = open_regular_at(dir_fd, relpath)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise NotRegular(f"{relpath} is larger than {limit} bytes")
+    return data
+
+
+class NotRegular(OSError):
+    """A path that is not a regular file reached without following anything."""

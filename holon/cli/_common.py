@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 from typing import Any
@@ -11,6 +12,7 @@ from pydantic import SecretStr
 
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
+from holon.size import parse_size
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +27,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--network", default="bridge", help="docker network: bridge (default), none, ..."
     )
-    group.add_argument("--cpus", type=float, help="CPU limit for the container, e.g. 1.5")
+    group.add_argument("--cpus", help="CPU limit for the container, e.g. 1.5")
     group.add_argument("--memory", help="memory limit for the container, e.g. 2g")
     group.add_argument(
         "--pull", default="never", help="image pull policy: never (default), missing, always"
@@ -38,6 +40,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="pass environment variable NAME to the agent (repeatable); never printed",
     )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
+    group.add_argument(
+        "--log-limit",
+        metavar="SIZE",
+        help="keep at most SIZE of the agent's output in run.log (first and last half; "
+        "default 16m)",
+    )
     group.add_argument("--json", action="store_true", help="print the run record as JSON")
 
 
@@ -50,10 +58,38 @@ def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
         "timeout": timeout_seconds(args.timeout),
         "secrets": secrets_from_env(args.secret_env),
         "network": args.network,
-        "cpus": args.cpus,
-        "memory": args.memory,
+        "cpus": cpus_value(args.cpus),
+        "memory": memory_value(args.memory),
         "pull": args.pull,
+        **({"log_limit": size_value(args.log_limit, "--log-limit")} if args.log_limit else {}),
     }
+
+
+def cpus_value(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        cpus = float(value)
+    except ValueError:
+        cpus = math.nan
+    if not math.isfinite(cpus) or cpus <= 0 or cpus > 1024:
+        raise InvalidInput(f"--cpus: invalid value {value!r}: use a number of CPUs, e.g. 1.5")
+    return cpus
+
+
+def size_value(value: str, flag: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{flag}: {exc}") from None
+
+
+def memory_value(value: str | None) -> str | None:
+    """The memory limit, checked here so a bad one is one line, not an engine error."""
+    if value is None:
+        return None
+    size_value(value, "--memory")
+    return value.strip()
 
 
 def agent_argv(value: str | None) -> list[str] | None:

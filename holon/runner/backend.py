@@ -18,8 +18,12 @@ class HostPaths:
     input: Path
     workspace: Path
     output: Path
-    log: Path  # the agent's stdout and stderr, kept outside /holon/output while it runs
     git_objects: Path | None = None  # the original object store the snapshot borrows
+
+
+class LogSink(Protocol):
+    def write(self, chunk: bytes) -> None:
+        """Take the next bytes of the agent's stdout and stderr, as they come."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Job:
     paths: HostPaths
     env: Mapping[str, str]  # spec env and secrets; each backend adds the HOLON_* layout variables
     timeout: float
+    log: LogSink  # the agent's stdout and stderr, streamed to Holon while it runs
     probe: bool = False  # append --probe to the agent's command (RFC-0002 section 3.6)
 
 
@@ -38,6 +43,7 @@ class Execution:
     started_at: datetime
     ended_at: datetime
     notes: list[str] = field(default_factory=list)
+    error: str | None = None  # the runtime itself failed (e.g. the engine went away), not the agent
 
 
 class Backend(Protocol):

@@ -2,7 +2,8 @@
 
 Input is mounted read-only, the snapshot and output read-write, the original object store (for
 history) read-only; secrets reach the agent as environment only. The container runs as the invoking
-user so files in the output belong to them, and it is removed afterwards whatever happened. Docker
+user so files in the output belong to them, and it is removed afterwards whatever happened. Its
+output is streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker
 SDK types and exceptions stay inside this module.
 """
 
@@ -10,17 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 import docker
 import requests
-from docker.errors import APIError, DockerException, ImageNotFound, NotFound
-from docker.types import Mount
+from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.types import LogConfig, Mount
 
 from holon.contract.layout import CONTAINER_LAYOUT, ENV_RUN_ID
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.size import parse_size
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
 RUN_LABEL = "holon.run_id"
@@ -81,7 +85,7 @@ class DockerBackend:
                         "(build or load it first, or pass --pull missing)"
                     ) from None
                 image = self.client.images.pull(self.image)
-        except (APIError, requests.RequestException) as exc:
+        except (DockerException, requests.RequestException) as exc:
             raise Unavailable(f"image {self.image!r} unavailable: {_one_line(exc)}") from None
         self._image_config = image.attrs.get("Config") or {}
 
@@ -101,6 +105,25 @@ class DockerBackend:
             return {"network_mode": network}
         return {"network": network}
 
+    def _limits(self) -> dict[str, Any]:
+        limits: dict[str, Any] = {}
+        if self.options.cpus:
+            limits["nano_cpus"] = int(self.options.cpus * 1e9)
+        if self.options.memory:
+            try:
+                limits["mem_limit"] = parse_size(self.options.memory)
+            except ValueError as exc:
+                raise InvalidInput(f"--memory: {exc}") from None
+        return limits
+
+    def _streaming_client(self) -> Any:
+        # The agent may be silent for longer than any client timeout: the output stream has none.
+        # A separate client, so the main one keeps its timeouts for everything else.
+        try:
+            return docker.from_env(timeout=None)
+        except (DockerException, requests.RequestException) as exc:
+            raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
+
     def execute(self, job: Job) -> Execution:
         paths = job.paths
         mounts = [
@@ -115,11 +138,7 @@ class DockerBackend:
         env = dict(job.env)
         env.update(CONTAINER_LAYOUT.env())
         env[ENV_RUN_ID] = job.run_id
-        limits: dict[str, Any] = {}
-        if self.options.cpus:
-            limits["nano_cpus"] = int(self.options.cpus * 1e9)
-        if self.options.memory:
-            limits["mem_limit"] = self.options.memory
+        limits = self._limits()
         try:
             container = self.client.containers.create(
                 self.image,
@@ -129,53 +148,93 @@ class DockerBackend:
                 working_dir=str(CONTAINER_LAYOUT.workspace),
                 labels={RUN_LABEL: job.run_id},
                 security_opt=["no-new-privileges"],
+                # Holon streams the output itself; the engine keeps no copy (nor rotates one away).
+                log_config=LogConfig(type="none"),
                 detach=True,
                 **self._command(job.probe),
                 **self._network(),
                 **limits,
             )
-        except (APIError, requests.RequestException) as exc:
+        except (DockerException, requests.RequestException) as exc:
             raise InvalidInput(
                 f"docker could not create the agent container: {_one_line(exc)}"
             ) from None
         notes: list[str] = []
         timed_out = False
+        error: str | None = None
         exit_code: int | None = None
+        streamer = self._streaming_client()
+        pump: threading.Thread | None = None
+        output: Any = None
         started = datetime.now(UTC)
         try:
             try:
+                # Attached before the start, so not a byte is missed.
+                output = streamer.api.attach(container.id, stdout=True, stderr=True, stream=True)
+                pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
+                pump.start()
                 container.start()
-            except APIError as exc:
+            except (DockerException, requests.RequestException) as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
+            clock = time.monotonic()
             try:
                 result = container.wait(timeout=job.timeout)
                 exit_code = int(result.get("StatusCode", 1))
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            except requests.exceptions.ReadTimeout:
                 timed_out = True
-                with contextlib.suppress(APIError, NotFound):
+            except (DockerException, requests.RequestException) as exc:
+                # A read timeout can surface as a ConnectionError; the clock tells them apart.
+                if time.monotonic() - clock >= job.timeout:
+                    timed_out = True
+                else:
+                    error = f"lost the Docker engine while waiting for the agent: {_one_line(exc)}"
+            if timed_out or error is not None:
+                try:
                     container.stop(timeout=_GRACE_SECONDS)
+                except NotFound:
+                    pass
+                except (DockerException, requests.RequestException) as exc:
+                    notes.append(f"could not stop container {container.id[:12]}: {_one_line(exc)}")
             ended = datetime.now(UTC)
-            self._save_logs(container, job, notes)
+            if pump is not None:
+                pump.join(timeout=_GRACE_SECONDS * 5)
+                if pump.is_alive():
+                    notes.append("the agent's output stream did not end; run.log may be short")
         except BaseException:
-            with contextlib.suppress(APIError, NotFound, requests.RequestException):
+            with contextlib.suppress(DockerException, requests.RequestException):
                 container.kill()
             raise
         finally:
+            if output is not None:
+                _close_stream(output)
+            with contextlib.suppress(Exception):
+                streamer.close()
             try:
                 container.remove(force=True)
             except NotFound:
                 pass
-            except (APIError, requests.RequestException) as exc:
+            except (DockerException, requests.RequestException) as exc:
                 # The run itself is over and judged; a leftover container is worth a note, and
                 # its label lets an operator find it.
                 notes.append(f"could not remove container {container.id[:12]}: {_one_line(exc)}")
-        return Execution(exit_code, timed_out, started, ended, notes)
+        return Execution(exit_code, timed_out, started, ended, notes, error)
 
-    @staticmethod
-    def _save_logs(container: Any, job: Job, notes: list[str]) -> None:
-        try:
-            with job.paths.log.open("ab") as log:
-                for chunk in container.logs(stdout=True, stderr=True, stream=True):
-                    log.write(chunk)
-        except (APIError, requests.RequestException) as exc:
-            notes.append(f"agent logs unavailable: {_one_line(exc)}")
+
+def _close_stream(output: Any) -> None:
+    with contextlib.suppress(OSError, DockerException):
+        output.close()
+    # CancellableStream.close shuts the socket but leaves the response's file object open
+    # (docker SDK 7.x), which keeps the descriptor alive until garbage collection.
+    response = getattr(output, "_response", None)
+    if response is not None:
+        with contextlib.suppress(OSError):
+            response.close()
+
+
+def _pump(output: Any, job: Job, notes: list[str]) -> None:
+    """Copy the container's output to the run's log as it comes."""
+    try:
+        for chunk in output:
+            job.log.write(chunk)
+    except (DockerException, requests.RequestException, OSError) as exc:
+        notes.append(f"the agent's output stream broke: {_one_line(exc)}; run.log may be short")

@@ -2,7 +2,8 @@
 
 For development, and for container jobs that already run inside the agent image. The agent gets a
 minimal environment (no inherited tokens), its own session, and every process it started is killed
-when it exits or times out, including children that left its process group.
+when it exits or times out, including ones that left its session or dropped its environment
+(holon.runner.reaper). Its output is streamed to the run's AgentLog while it runs.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ import os
 import shutil
 import signal
 import subprocess
-import time
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 from holon.contract.layout import ENV_RUN_ID, Layout
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.reaper import children_of_self, end_run, subreaper
 
 # Inherited from the invoking environment; everything else must be passed explicitly.
 _PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "TERM")
 _GRACE_SECONDS = 2.0
+_CHUNK = 256 * 1024
 
 
 class LocalBackend:
@@ -59,20 +62,27 @@ class LocalBackend:
         env[ENV_RUN_ID] = job.run_id
         argv = [*self.argv, "--probe"] if job.probe else list(self.argv)
         notes: list[str] = []
-        started = datetime.now(UTC)
-        with job.paths.log.open("ab") as log:
+        with subreaper():
+            before = children_of_self()
+            read_end, write_end = os.pipe()
+            started = datetime.now(UTC)
             try:
                 proc = subprocess.Popen(
                     argv,
                     cwd=job.paths.workspace,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=log,
+                    stdout=write_end,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
             except OSError as exc:
+                os.close(read_end)
                 raise Unavailable(f"cannot start agent {argv[0]!r}: {exc.strerror}") from None
+            finally:
+                os.close(write_end)
+            pump = threading.Thread(target=_pump, args=(read_end, job), daemon=True)
+            pump.start()
             timed_out = False
             try:
                 proc.wait(timeout=job.timeout)
@@ -85,54 +95,31 @@ class LocalBackend:
                     _signal_group(proc.pid, signal.SIGKILL)
                     proc.wait()
             except BaseException:
-                _kill_all(proc.pid, job.run_id)
+                end_run(proc.pid, job.run_id, before)
                 proc.wait()
                 raise
             finally:
-                left = _kill_all(proc.pid, job.run_id)
+                left = end_run(proc.pid, job.run_id, before)
                 if left:
                     notes.append(f"killed {left} process(es) the agent left running")
+                # Every writer of the pipe is gone now, so the pump reaches its end.
+                pump.join(timeout=_GRACE_SECONDS)
+                if pump.is_alive():
+                    notes.append("the agent's output stream did not close; run.log may be short")
         ended = datetime.now(UTC)
         exit_code = None if timed_out else proc.returncode
         return Execution(exit_code, timed_out, started, ended, notes)
 
 
+def _pump(fd: int, job: Job) -> None:
+    """Copy the agent's output to its log as it comes."""
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            job.log.write(chunk)
+    finally:
+        os.close(fd)
+
+
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def _tagged_processes(run_id: str) -> list[int]:
-    """Processes carrying this run's HOLON_RUN_ID: the agent's descendants, even after setsid."""
-    marker = f"{ENV_RUN_ID}={run_id}".encode() + b"\0"
-    found = []
-    me = os.getpid()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                if marker in handle.read():
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _kill_all(pgid: int, run_id: str) -> int:
-    """Kill the agent's process group and any process still tagged with the run id."""
-    _signal_group(pgid, signal.SIGKILL)
-    killed = 0
-    if not os.path.isdir("/proc"):
-        return killed
-    # A few passes: a process may fork while we look.
-    for _ in range(5):
-        pids = _tagged_processes(run_id)
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-        time.sleep(0.01)
-    return killed

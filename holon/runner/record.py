@@ -7,6 +7,7 @@ claims success while the process failed, or that still says "running", is a fail
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -45,6 +46,22 @@ class PatchInfo(_Record):
     error: str | None = None
 
 
+class LogInfo(_Record):
+    """What `run.log` holds of the agent's output: where it was cut and what was redacted."""
+
+    path: str | None = Field(description="run.log in the output directory.")
+    bytes: int = Field(description="Bytes the agent printed (after redaction).")
+    kept_bytes: int = Field(description="Bytes of it kept in run.log (the cut marker excluded).")
+    limit: int = Field(description="The cap: its first half and its last half are kept.")
+    cut_at: int | None = Field(
+        default=None, description="Offset in run.log of the marker line where output was cut."
+    )
+    cut_bytes: int = Field(default=0, description="Bytes dropped at cut_at.")
+    redactions: int = Field(
+        default=0, description="Occurrences of forwarded secret values replaced by '***'."
+    )
+
+
 class RunResult(_Record):
     """What `run()` returns and what `run.json` holds."""
 
@@ -64,6 +81,16 @@ class RunResult(_Record):
     snapshot: SnapshotInfo | None
     patch: PatchInfo | None
     missing_artifacts: list[str] = Field(default_factory=list)
+    violations: list[str] = Field(
+        default_factory=list,
+        description="Contract violations found in the output (each fails the run).",
+    )
+    log: LogInfo | None = None
+    secrets_redacted: list[str] = Field(
+        default_factory=list,
+        description="Names of forwarded secrets whose values were replaced by '***' in this record"
+        " or in run.log.",
+    )
     notes: list[str] = Field(default_factory=list)
     started_at: datetime
     ended_at: datetime
@@ -93,14 +120,20 @@ def judge(
     manifest: Manifest | None,
     manifest_error: str | None,
     missing_required: list[str],
+    violations: Sequence[str] = (),
+    runtime_error: str | None = None,
 ) -> Verdict:
     """Decide a run's result from runtime evidence (RFC-0002 sections 3.3, 4, 4.1)."""
     if timed_out:
         return _fail(
             f"timed out after {timeout:g}s; the agent and its processes were killed", "timed_out"
         )
+    if runtime_error is not None:
+        return _fail(f"the runtime failed: {runtime_error}")
     if manifest is None:
         return _fail(f"invalid run: {manifest_error or 'manifest.json missing'}")
+    if violations:
+        return _fail("contract violation: " + "; ".join(violations))
     if manifest.status == "running":
         return _fail("the agent exited while its manifest still says status=running")
     if manifest.outcome == "needs_human":

@@ -8,10 +8,12 @@ behind; once the agent has run, the output directory holds its artifacts plus th
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,20 +26,22 @@ from holon.closure.run_evidence import evidence_of_run
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
-    PATCH_FILE,
     PROMPTS_DIR,
     RUN_LOG_FILE,
     RUN_RECORD_FILE,
     SPEC_FILE,
     AgentExit,
 )
-from holon.contract.manifest import Manifest, ManifestError, load_manifest
 from holon.contract.spec import Spec
-from holon.errors import HolonError, Interrupted, InvalidInput
-from holon.fsutil import atomic_write_bytes, atomic_write_text
+from holon.errors import Interrupted, InvalidInput
+from holon.fsutil import open_dir
+from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
-from holon.runner.record import PatchInfo, RunResult, SnapshotInfo, judge
+from holon.runner.outputs import Findings, OutputDir, collect_patch
+from holon.runner.record import RunResult, SnapshotInfo, judge
+from holon.runner.redaction import redact_record
 from holon.runner.snapshot import Snapshot, take_snapshot
+from holon.secrets import Redactor
 
 DEFAULT_TIMEOUT = 30 * 60.0
 
@@ -68,6 +72,7 @@ class RunRequest(BaseModel):
     work_dir: Path | None = None
     run_id: str | None = None
     probe: bool = False
+    log_limit: int = Field(default=DEFAULT_LOG_LIMIT, gt=0)
 
     def effective_timeout(self) -> float:
         return self.timeout or self.spec.constraints.timeout or DEFAULT_TIMEOUT
@@ -136,6 +141,8 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     output = request.output.absolute()
     created_output = False
     ran = False
+    out_fd: int | None = None
+    log: AgentLog | None = None
     try:
         private = root / "runner"
         private.mkdir()
@@ -153,11 +160,14 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
         if not output.exists():
             output.mkdir(parents=True)
             created_output = True
+        # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
+        out_fd = open_dir(output)
+        out = OutputDir(out_fd, output)
+        log = AgentLog(private / "agent.log", request.log_limit, _all_secrets(request))
         paths = HostPaths(
             input=root / "input",
             workspace=snapshot.root,
             output=output,
-            log=private / "agent.log",
             git_objects=snapshot.objects,
         )
         job = Job(
@@ -168,6 +178,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 **{k: v.get_secret_value() for k, v in request.secrets.items()},
             },
             timeout=request.effective_timeout(),
+            log=log,
             probe=request.probe,
         )
         started = datetime.now(UTC)
@@ -177,15 +188,19 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             ran = True
             notes = ["interrupted by the user"]
             interrupted = Execution(None, False, started, datetime.now(UTC), notes)
-            _settle(request, backend, run_id, snapshot, paths, interrupted, "interrupted")
+            _settle(request, backend, run_id, snapshot, out, log, interrupted, "interrupted")
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
-        return _settle(request, backend, run_id, snapshot, paths, execution, None)
+        return _settle(request, backend, run_id, snapshot, out, log, execution, None)
     except BaseException:
         if not ran:
             _undo_output(output, created_output)
         raise
     finally:
+        if log is not None:
+            log.close()
+        if out_fd is not None:
+            os.close(out_fd)
         if owned:
             backend.close()
         if not request.keep_workspace:
@@ -204,55 +219,27 @@ def _undo_output(output: Path, created: bool) -> None:
                 child.unlink(missing_ok=True)
 
 
-def _collect_patch(snapshot: Snapshot, output: Path) -> PatchInfo:
-    target = output / PATCH_FILE
-    if target.is_file() and not target.is_symlink():
-        return PatchInfo(path=str(target), source="agent", bytes=target.stat().st_size)
-    try:
-        patch = snapshot.diff()
-    except HolonError as exc:
-        return PatchInfo(path=None, source="none", error=str(exc))
-    atomic_write_bytes(target, patch)
-    return PatchInfo(path=str(target), source="runner", bytes=len(patch))
-
-
 def _settle(
     request: RunRequest,
     backend: Backend,
     run_id: str,
     snapshot: Snapshot,
-    paths: HostPaths,
+    out: OutputDir,
+    log: AgentLog,
     execution: Execution,
     forced_status: str | None,
 ) -> RunResult:
-    output = paths.output
-    notes = list(execution.notes)
+    output = out.path
+    found = Findings(notes=list(execution.notes))
+    secrets = _secret_redactors(request)
     for name in (RUN_RECORD_FILE, RUN_LOG_FILE):
-        if (output / name).exists():
-            notes.append(f"the agent wrote {name}; replaced by the runner's own")
-    if paths.log.exists():
-        shutil.move(paths.log, output / RUN_LOG_FILE)
-
-    manifest: Manifest | None = None
-    manifest_error: str | None = None
+        out.make_way(name, found)
+    out.place(RUN_LOG_FILE, _file_chunks(log.path))
+    log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})
+    manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
-    try:
-        manifest = load_manifest(manifest_path)
-    except ManifestError as exc:
-        manifest_error = str(exc)
-    except OSError as exc:
-        manifest_error = f"{MANIFEST_FILE}: unreadable ({exc.strerror})"
-
-    patch = _collect_patch(snapshot, output)
-    missing = [
-        a.path
-        for a in request.spec.output.artifacts
-        if a.required and not (output / a.path).exists()
-    ]
-    if manifest is not None:
-        for artifact in manifest.artifacts:
-            if not (output / artifact.path).exists():
-                notes.append(f"manifest lists {artifact.path}, which is not in the output")
+    patch = collect_patch(out, snapshot.diff, secrets, found)
+    out.check_artifacts(request.spec.output.artifacts, manifest, found)
 
     timeout = request.effective_timeout()
     verdict = judge(
@@ -261,7 +248,9 @@ def _settle(
         timeout=timeout,
         manifest=manifest,
         manifest_error=manifest_error,
-        missing_required=missing,
+        missing_required=found.missing,
+        violations=found.violations,
+        runtime_error=execution.error,
     )
     status = verdict.status
     reason = verdict.reason
@@ -271,7 +260,7 @@ def _settle(
         status, outcome, exit_code = "interrupted", "failure", AgentExit.FAILURE
         reason = "interrupted by the user before the agent finished"
     if request.keep_workspace:
-        notes.append(f"workspace kept at {snapshot.root}")
+        found.notes.append(f"workspace kept at {snapshot.root}")
 
     result = RunResult(
         run_id=run_id,
@@ -297,13 +286,32 @@ def _settle(
             include_ignored=snapshot.include_ignored,
         ),
         patch=patch,
-        missing_artifacts=missing,
-        notes=notes,
+        missing_artifacts=found.missing,
+        violations=found.violations,
+        log=log_info,
+        notes=found.notes,
         started_at=execution.started_at,
         ended_at=execution.ended_at,
         duration_seconds=round((execution.ended_at - execution.started_at).total_seconds(), 3),
     )
     closure = derive_closure(evidence_of_run(result))
     result = result.model_copy(update={"closure": ClosureRecord.of(closure)})
-    atomic_write_text(output / RUN_RECORD_FILE, result.model_dump_json(indent=2) + "\n")
+    result = redact_record(result, secrets)
+    out.make_way(RUN_RECORD_FILE, found)
+    out.place(RUN_RECORD_FILE, [(result.model_dump_json(indent=2) + "\n").encode()])
     return result
+
+
+def _all_secrets(request: RunRequest) -> Redactor:
+    return Redactor(v.get_secret_value() for v in request.secrets.values())
+
+
+def _secret_redactors(request: RunRequest) -> dict[str, Redactor]:
+    redactors = {n: Redactor([v.get_secret_value()]) for n, v in request.secrets.items()}
+    return {name: redactor for name, redactor in redactors.items() if redactor}
+
+
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            yield chunk
