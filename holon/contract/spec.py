@@ -23,7 +23,7 @@ from pydantic import (
 
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
-from holon.secrets import secret_prefix
+from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -99,11 +99,11 @@ class Context(_Strict):
         for name, value in env.items():
             if not _ENV_NAME.fullmatch(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
-            prefix = secret_prefix(value)
-            if prefix is not None:
-                # Never echo the value: naming the variable and the prefix is enough to fix it.
+            kind = secret_kind(value)
+            if kind is not None:
+                # Never echo the value: naming the variable and what gave it away is enough.
                 raise ValueError(
-                    f"{name} looks like a secret (starts with {prefix!r}); secrets must reach the "
+                    f"{name} looks like a secret ({kind}); secrets must reach the "
                     "agent as environment variables (--secret-env), never inside the spec"
                 )
         return env

@@ -234,8 +234,8 @@ def _settle(
     secrets = _secret_redactors(request)
     for name in (RUN_RECORD_FILE, RUN_LOG_FILE):
         out.make_way(name, found)
-    out.place(RUN_LOG_FILE, _file_chunks(log.path))
     log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})
+    out.place(RUN_LOG_FILE, _file_chunks(log.path))
     manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
     patch = collect_patch(out, snapshot.diff, secrets, found)

@@ -67,6 +67,47 @@ inspect)
 append)
   echo "appended by agent" >> "$ws/tracked.txt"
   manifest completed success ;;
+log_symlink)
+  # Holon's own files made links to a host path ($TARGET) and a host directory ($TARGET_DIR).
+  ln -s "$TARGET" "$out/run.log"
+  ln -s "$TARGET" "$out/run.json"
+  ln -s "$TARGET_DIR" "$out/diff.patch"
+  echo "agent output that must not reach the host file"
+  manifest completed success ;;
+record_dirs)
+  for name in run.json run.log diff.patch; do mkdir -p "$out/$name/inner" && echo x > "$out/$name/inner/f"; done
+  manifest completed success ;;
+artifact_link)
+  ln -s "$TARGET" "$out/report.txt"
+  mkdir -p "$out/real" && ln -s "$TARGET_DIR" "$out/linkdir"
+  manifest completed success ', "artifacts": ["report.txt"]' ;;
+manifest_paths)
+  echo ok > "$out/fine.txt"
+  manifest completed success ', "artifacts": ["fine.txt", "'"$ARTIFACT"'"]' ;;
+manifest_link)
+  manifest completed success
+  mv "$out/manifest.json" "$out/real.json" && ln -s real.json "$out/manifest.json" ;;
+escape)
+  # Grandchildren that leave the session and drop HOLON_RUN_ID; one keeps the output pipe open.
+  ( setsid env -i sh -c "echo \$\$ >> '$out/escaped.pids'; exec sleep 300" < /dev/null > /dev/null 2>&1 & )
+  ( setsid env -i sh -c "echo \$\$ >> '$out/escaped.pids'; while :; do sleep 1; done" & )
+  setsid env -i sh -c "echo \$\$ >> '$out/escaped.pids'; exec sleep 300" < /dev/null > /dev/null 2>&1 &
+  while [ "$(wc -l < "$out/escaped.pids" 2>/dev/null || echo 0)" -lt 3 ]; do sleep 0.05; done
+  manifest completed success ;;
+print_lots)
+  echo BEGIN
+  yes holon-output-line | head -c "$BYTES"
+  echo
+  echo END
+  manifest completed success ;;
+leak_secret)
+  echo "plain: $SECRET_TOKEN"
+  printf 'split: %s' "${SECRET_TOKEN%????????}"; sleep 0.3; printf '%s\n' "${SECRET_TOKEN#"${SECRET_TOKEN%????????}"}"
+  printf '%s' "$SECRET_TOKEN" | base64
+  printf 'x%s' "$SECRET_TOKEN" | base64
+  echo "$SECRET_TOKEN" >> "$ws/tracked.txt"
+  manifest completed needs_human ', "error": "boom '"$SECRET_TOKEN"'", "question": {"id": "q", "text": "is '"$SECRET_TOKEN"' right?"}, "'"$SECRET_TOKEN"'": 1'
+  exit 2 ;;
 *)
   echo "unknown MODE=$MODE" >&2
   exit 1 ;;

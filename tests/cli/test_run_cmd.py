@@ -202,6 +202,30 @@ def _bad_input_cases(tmp_path: Path, repo: Path) -> dict[str, tuple[list[str], s
             [*base, "--workspace", str(repo), "--output", out, "--frobnicate"],
             "unrecognized arguments: --frobnicate",
         ),
+        "memory lots": (
+            [*base, "--workspace", str(repo), "--output", out, "--image", "x", "--memory", "lots"],
+            "--memory: invalid size 'lots'",
+        ),
+        "memory 2gb": (
+            [*base, "--workspace", str(repo), "--output", out, "--image", "x", "--memory", "2gb"],
+            "--memory: invalid size '2gb'",
+        ),
+        "cpus word": (
+            [*base, "--workspace", str(repo), "--output", out, "--image", "x", "--cpus", "many"],
+            "--cpus: invalid value 'many'",
+        ),
+        "cpus zero": (
+            [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--cpus", "0"],
+            "--cpus: invalid value '0'",
+        ),
+        "cpus infinite": (
+            [*base, "--workspace", str(repo), "--output", out, "--image", "x", "--cpus", "inf"],
+            "--cpus: invalid value 'inf'",
+        ),
+        "log limit": (
+            [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--log-limit", "0"],
+            "--log-limit: invalid size '0'",
+        ),
     }
 
 
@@ -215,6 +239,12 @@ def _bad_input_cases(tmp_path: Path, repo: Path) -> dict[str, tuple[list[str], s
         "bad timeout",
         "missing secret",
         "unknown flag",
+        "memory lots",
+        "memory 2gb",
+        "cpus word",
+        "cpus zero",
+        "cpus infinite",
+        "log limit",
     ],
 )
 def test_bad_input_exit_64_nothing_left(

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from holon.errors import Unavailable
+from holon.errors import InvalidInput, Unavailable
 from holon.runner import RunRequest, run
 from holon.runner.backend import BackendOptions
 from holon.runner.docker_backend import RUN_LABEL, DockerBackend
 from tests.conftest import spec_for
+from tests.support.socket_proxy import SocketProxy, engine_socket
 
 pytestmark = pytest.mark.docker
 
@@ -118,3 +121,67 @@ def test_engine_unreachable(
     with pytest.raises(Unavailable, match="Docker engine not reachable"):
         run(_request("anything", "success", make_repo(), out))
     assert not out.exists()
+
+
+def test_engine_lost_during_wait_is_recorded_as_an_engine_failure_not_a_timeout(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proxy = SocketProxy(tmp_path / "engine.sock", engine_socket())
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{proxy.path}")
+    out = tmp_path / "out"
+
+    def cut_when_running() -> None:
+        deadline = time.monotonic() + 30
+        while not (out / "ticks").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proxy.cut()
+
+    cutter = threading.Thread(target=cut_when_running)
+    cutter.start()
+    try:
+        result = run(_request(agent_image, "sleep", make_repo(), out, timeout=120))
+    finally:
+        cutter.join()
+        proxy.close()
+    assert result.status == "failed"
+    assert result.agent_exit_code is None
+    assert "lost the Docker engine while waiting" in result.reason
+    assert "timed out" not in result.reason
+    assert result.duration_seconds < 60
+    left = docker_client.containers.list(
+        all=True, filters={"label": f"{RUN_LABEL}={result.run_id}"}
+    )
+    assert left == []
+
+
+def test_bad_memory_from_a_library_caller_is_invalid_input(
+    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(InvalidInput, match="--memory: invalid size 'lots'"):
+        run(_request(agent_image, "success", make_repo(), out, memory="lots"))
+    assert not out.exists()
+
+
+def test_engine_keeps_no_log_of_its_own(
+    agent_image: str, docker_client: Any, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    backend = DockerBackend(BackendOptions(image=agent_image))
+    created: list[Any] = []
+    real_create = docker_client.containers.create
+
+    class Spy:
+        def create(self, *args: Any, **kwargs: Any) -> Any:
+            created.append(kwargs)
+            return real_create(*args, **kwargs)
+
+    backend._client = type("C", (), {"containers": Spy(), "images": docker_client.images})()
+    backend._client.close = lambda: None
+    result = run(_request(agent_image, "success", make_repo(), tmp_path / "out"), backend=backend)
+    assert result.status == "completed"
+    assert created[0]["log_config"]["Type"] == "none"
