@@ -297,7 +297,7 @@ def _settle(
     closure = derive_closure(evidence_of_run(result))
     result = result.model_copy(update={"closure": ClosureRecord.of(closure)})
     result = redact_record(result, secrets)
-    out.make_way(RUN_RECORD_FILE, found)
+    # The way was cleared above and the agent is gone: the rename replaces what is left unfollowed.
     out.place(RUN_RECORD_FILE, [(result.model_dump_json(indent=2) + "\n").encode()])
     return result
 

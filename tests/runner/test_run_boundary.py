@@ -52,6 +52,7 @@ def test_runner_files_made_links_are_replaced_not_followed(
     assert json.loads((out / "run.json").read_text())["run_id"] == result.run_id
     assert result.patch.source == "runner"
     assert any("run.log" in n and "symlink" in n for n in result.notes)
+    assert len([n for n in result.notes if "run.json" in n]) == 1
     # Replaced links are noted, not violations: the run itself is judged on its merits.
     assert result.status == "completed"
 
