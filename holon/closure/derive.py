@@ -120,7 +120,16 @@ def _on_run(item: RunItem, facts: _Facts) -> None:
 
 
 def _on_task(item: TaskItem, facts: _Facts) -> None:
-    facts.tasks[item.task_id] = item
+    # A task listed more than once: its latest item (by time, then id) is its state, whatever
+    # the listing order; it blocks if any of its items says so.
+    current = facts.tasks.get(item.task_id)
+    if current is None:
+        facts.tasks[item.task_id] = item
+        return
+    latest, other = (item, current) if _key(item) > _key(current) else (current, item)
+    if other.blocking and not latest.blocking:
+        latest = latest.model_copy(update={"blocking": True})
+    facts.tasks[item.task_id] = latest
 
 
 def _on_wait(item: WaitItem, facts: _Facts) -> None:
@@ -176,8 +185,11 @@ def _collect(evidence: Evidence) -> _Facts:
         if handler is not None:
             handler(item, facts)
     tasks = facts.tasks
+    # A parent that waits on a task takes its result: the task's failure or stop is fed back
+    # into the parent even when the task was not created as blocking (Result Closure, "Task").
+    waited = {wait.task_id for wait in facts.task_waits}
     for task in tasks.values():
-        _classify_task(task, facts)
+        _classify_task(task, facts, waited=task.task_id in waited)
     for wait in facts.task_waits:
         # Waiting on a task that is still open blocks like a blocking task; a closed one
         # is already decided by the task's own state.
@@ -193,8 +205,8 @@ def _task_open(task: TaskItem) -> bool:
     return task.state == "running"
 
 
-def _classify_task(task: TaskItem, facts: _Facts) -> None:
-    if not task.blocking:
+def _classify_task(task: TaskItem, facts: _Facts, *, waited: bool) -> None:
+    if not (task.blocking or waited):
         return  # a created task does not by itself block its parent
     failed = task.state in _FAILED_STATES or task.outcome == "failure"
     if task.closure is not None:
@@ -203,7 +215,8 @@ def _classify_task(task: TaskItem, facts: _Facts) -> None:
         facts.failures.append(task)
     elif task.state in _STOPPED_STATES:
         facts.interruptions.append(task)
-    elif _task_open(task):
+    elif task.blocking and _task_open(task):
+        # An open task that is only waited on blocks through the wait item (below).
         facts.active_blocking.append(task)
 
 
@@ -221,7 +234,9 @@ def _terminal_failure(f: _Facts) -> _Decision | None:
     if not f.failures:
         return None
     first = _first(f.failures)
-    what = f"blocking task {first.task_id}" if isinstance(first, TaskItem) else "the run"
+    what = "the run"
+    if isinstance(first, TaskItem):
+        what = f"{'blocking' if first.blocking else 'awaited'} task {first.task_id}"
     state = first.state if isinstance(first, RunItem | TaskItem) else "failed"
     reason = first.reason if isinstance(first, RunItem) else None
     detail = f"{what} ended {state}" + (f": {reason}" if reason else "")

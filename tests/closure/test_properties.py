@@ -105,10 +105,7 @@ def evidence_items(draw: st.DrawFn) -> list[dict[str, Any]]:
     for i, item in enumerate(raw):
         if item["kind"] == "wait" and item.get("on") == "task" and item["task_id"] not in created:
             continue  # a wait on a task nobody created is invalid input, tested elsewhere
-        if item["kind"] == "task" and any(
-            o["kind"] == "task" and o["task_id"] == item["task_id"] for o in items
-        ):
-            continue
+        # One task may appear several times (created, then finished): repeated ids are kept.
         items.append({**item, "id": f"i{i}", "source": "test", "at": draw(times)})
     return items
 
@@ -201,3 +198,64 @@ def test_lower_rule_evidence_never_changes_a_decision(
         before.waiting_reason,
         before.rule,
     )
+
+
+def _latest_per_task(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items with each task reduced to its latest entry (by time, then id), blocking when
+    any of its entries blocks: what docs/closure.md says a repeated task means."""
+    tasks = [i for i in items if i["kind"] == "task"]
+    kept = []
+    for item in items:
+        if item["kind"] != "task":
+            kept.append(item)
+            continue
+        same = [t for t in tasks if t["task_id"] == item["task_id"]]
+        if item is max(same, key=lambda t: (t["at"], t["id"])):
+            kept.append({**item, "blocking": any(t["blocking"] for t in same)})
+    return kept
+
+
+@settings(max_examples=300)
+@given(evidence_items())
+def test_repeated_task_is_its_latest_item(items: list[dict[str, Any]]) -> None:
+    reduced = _latest_per_task(items)
+    assert _core(items) == _core(reduced)
+
+
+def _failed(task: dict[str, Any]) -> bool:
+    return task["state"] in ("failed", "timed_out") or task["outcome"] == "failure"
+
+
+@settings(max_examples=300)
+@given(evidence_items())
+def test_failure_of_an_awaited_task_fails_the_parent(items: list[dict[str, Any]]) -> None:
+    latest = {t["task_id"]: t for t in _latest_per_task(items) if t["kind"] == "task"}
+    awaited = {
+        i["task_id"] for i in items if i["kind"] == "wait" and i.get("on") == "task"
+    }  # task waits are never generated resolved
+    closure = derive_closure(_evidence(items))
+    if any(_failed(latest[t]) for t in awaited):
+        assert closure.closure_outcome == "failed"
+        assert closure.rule == "terminal_failure"
+
+
+@settings(max_examples=200)
+@given(evidence_items(), st.sampled_from(TASK_IDS), st.booleans())
+def test_a_failed_task_the_parent_waits_on_always_fails_it(
+    items: list[dict[str, Any]], task_id: str, blocking: bool
+) -> None:
+    # The same task, finished in failure after everything else, whichever way it was created.
+    late = BASE + timedelta(days=1)
+    extra = [
+        {"kind": "task", "task_id": task_id, "state": "failed", "outcome": "failure"},
+        {"kind": "wait", "on": "task", "task_id": task_id},
+    ]
+    added = [
+        {**item, "id": f"late{i}", "source": "test", "at": late, "blocking": blocking}
+        if item["kind"] == "task"
+        else {**item, "id": f"late{i}", "source": "test", "at": late}
+        for i, item in enumerate(extra)
+    ]
+    closure = derive_closure(_evidence(items + added))
+    assert (closure.closure_outcome, closure.rule) == ("failed", "terminal_failure")
+    assert "late0" in closure.deciding_items
