@@ -2,9 +2,16 @@
 
 Four required parts: Outcome (one lifecycle label), Evidence, Artifacts/state, and Handoff (the
 exact next owner or the one required answer). Built from a derived closure and its report, so the
-comment, the step summary and the terminal all say what the runtime decided. Untrusted text is
-escaped by the templates; softeners are removed from it before rendering and a rendered handoff
-that still contains one is refused.
+comment, the step summary and the terminal all say what the runtime decided, and carry the same
+facts: the three templates render one list of evidence lines, one list of artifacts and recorded
+state, and one next step.
+
+Untrusted text is escaped by the templates. Prose from outside (titles, evidence lines, logs, the
+reasons inside a closure's detail) has its softener sentences removed. The operator's question is
+different: it is the one required answer, quoted as data exactly as the agent asked it, so it is
+never edited, even when it reads like an offer ("Would you like me to use SQLite?"). The final
+check that refuses a softener therefore reads Holon's own prose only: it renders the same template
+with every piece of outside text replaced by a placeholder.
 """
 
 from __future__ import annotations
@@ -78,6 +85,10 @@ class Handoff(BaseModel):
     closure: Closure
     report: Report
     evidence: list[str] = Field(min_length=1)
+    recorded: list[str] = Field(
+        default_factory=list,
+        description="Recorded state every format lists beside the artifacts (ids, question id).",
+    )
     next: NextStep | None
 
     @model_validator(mode="after")
@@ -123,7 +134,8 @@ def _next_step(closure: Closure, report: Report, ctx: HandoffContext) -> NextSte
 
 
 def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> Handoff:
-    """The handoff for a derived closure; prose from outside has its softeners removed."""
+    """The handoff for a derived closure; prose from outside has its softeners removed, the
+    operator's question is kept exactly."""
     ctx = context.model_copy(
         update={
             "evidence": [s for s in (strip_softeners(e) for e in context.evidence) if s],
@@ -131,6 +143,11 @@ def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> 
             "title": strip_softeners(context.title) if context.title else None,
         }
     )
+    question = closure.question
+    # A question closure's detail quotes the question: data, kept. Any other detail carries
+    # reasons recorded from outside (a run's error, a wait's reason): prose, cleaned.
+    detail = closure.detail if question is not None else strip_softeners(closure.detail)
+    closure = closure.model_copy(update={"detail": detail or closure.rule})
     evidence = [closure.detail, *ctx.evidence]
     if closure.deciding_items:
         evidence.append("deciding evidence: " + ", ".join(closure.deciding_items))
@@ -139,6 +156,9 @@ def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> 
             "completion claims not accepted (blocking evidence remained): "
             + ", ".join(closure.rejected_claims)
         )
+    recorded = list(ctx.state)
+    if question is not None:
+        recorded.append(f"question id {question.id}")
     return Handoff(
         context=ctx,
         outcome=report.lifecycle_outcome,
@@ -146,8 +166,49 @@ def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> 
         closure=closure,
         report=report,
         evidence=evidence,
+        recorded=recorded,
         next=_next_step(closure, report, ctx),
     )
+
+
+_DATA = "(data)"
+
+
+def _placeholders(closure: Closure, ctx: HandoffContext) -> tuple[Closure, HandoffContext]:
+    """The same closure and context with every piece of outside text replaced by a placeholder,
+    so that what is left is Holon's own prose."""
+    question = closure.question
+    closure = closure.model_copy(
+        update={
+            "detail": _DATA,
+            "question": Question(id=_DATA, text=_DATA) if question is not None else None,
+            "deciding_items": [_DATA for _ in closure.deciding_items],
+            "rejected_claims": [_DATA for _ in closure.rejected_claims],
+        }
+    )
+    artifacts = [
+        ArtifactLink(
+            name=_DATA,
+            url="https://example.invalid/data" if a.url else None,
+            path=_DATA if a.path else None,
+        )
+        for a in ctx.artifacts
+    ]
+    ctx = ctx.model_copy(
+        update={
+            "subject": Subject(kind=_DATA, id=_DATA),
+            "workflow": _DATA,
+            "skill": _DATA if ctx.skill else None,
+            "title": _DATA if ctx.title else None,
+            "evidence": [_DATA for _ in ctx.evidence],
+            "artifacts": artifacts,
+            "state": [_DATA for _ in ctx.state],
+            "details": _DATA if ctx.details else None,
+            "retry_command": _DATA,
+            "interrupted_by": _DATA if ctx.interrupted_by else None,
+        }
+    )
+    return closure, ctx
 
 
 def marker(handoff: Handoff) -> markdown.Trusted:
@@ -170,10 +231,10 @@ _TEMPLATES: dict[Format, tuple[str, Literal["markdown", "text"]]] = {
 }
 
 
-def render_handoff(handoff: Handoff, fmt: Format = "comment") -> str:
+def _render(handoff: Handoff, fmt: Format) -> str:
     name, kind = _TEMPLATES[fmt]
     label = handoff.outcome or "continuing"
-    text = render(
+    return render(
         "holon.closure",
         name,
         kind,
@@ -181,7 +242,14 @@ def render_handoff(handoff: Handoff, fmt: Format = "comment") -> str:
         label=markdown.Trusted(label),
         marker=marker(handoff),
     )
-    leftover = find_softener(text)
+
+
+def render_handoff(handoff: Handoff, fmt: Format = "comment") -> str:
+    """The handoff in one format. Holon's own prose must not offer a follow-up: a template or
+    a next step that does is a bug (exit 70), never something input can cause."""
+    closure, context = _placeholders(handoff.closure, handoff.context)
+    own = build_handoff(closure, handoff.report, context)
+    leftover = find_softener(_render(own, fmt))
     if leftover is not None:
         raise HolonError(f"refusing to render a handoff with a softener: {leftover!r}")
-    return text
+    return _render(handoff, fmt)

@@ -10,12 +10,15 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from holon.closure.evidence import (
     Evidence,
     EvidenceItem,
     InterruptionItem,
     Question,
     RunItem,
+    RunOutcome,
     TaskItem,
     Unit,
     WaitItem,
@@ -119,11 +122,16 @@ class StateLedger:
         )
 
     def evidence(self, subject: str) -> Evidence | None:
+        """The closure evidence of the subject's current unit of work (docs/closure.md)."""
         items: list[EvidenceItem] = []
-        runs = [r for r in self.intent_records(subject) if r.data.get("type") == "run_skill"]
+        unit = current_unit(self.intent_records(subject))
+        runs = [r for r in unit if r.data.get("type") == "run_skill"]
         if runs:
-            items.extend(_run_items(max(runs, key=lambda r: (r.updated_at, r.key))))
-        for record in self.intent_records(subject):
+            latest = max(runs, key=_decided)
+            items.extend(_run_items(latest))
+            # Further runs decided from the same event close as tasks of the unit.
+            items.extend(_task_of_run(r) for r in runs if r is not latest)
+        for record in unit:
             if record.data.get("type") != "run_skill" and record.status == "failed":
                 items.append(
                     TaskItem(
@@ -140,6 +148,40 @@ class StateLedger:
         if not items:
             return None
         return Evidence(unit=Unit(kind="turn", id=subject), items=items)
+
+
+def _decided(record: Record) -> tuple[datetime, str]:
+    """When the intent was decided (its record's first time for state written before this
+    was recorded), then its key: the order of the subject's work."""
+    raw = record.data.get("decided_at")
+    if isinstance(raw, str):
+        try:
+            at = datetime.fromisoformat(raw)
+        except ValueError:
+            at = None
+        if at is not None and at.tzinfo is not None:
+            return (at, record.key)
+    return (record.updated_at, record.key)
+
+
+def current_unit(records: list[Record]) -> list[Record]:
+    """The intents of a subject's current unit of work.
+
+    It starts at the latest event that decided a run_skill for the subject (or, for a subject
+    that never had a run, the latest event that decided any intent for it) and holds every
+    intent decided from that event or later. Earlier units' intents, a label that failed days
+    ago among them, are not evidence about the current work.
+    """
+    if not records:
+        return []
+    runs = [r for r in records if r.data.get("type") == "run_skill"]
+    start = max(runs or records, key=_decided)
+    since, event = _decided(start)[0], start.data.get("event_id")
+    return [
+        r
+        for r in records
+        if _decided(r)[0] >= since or (event is not None and r.data.get("event_id") == event)
+    ]
 
 
 def _summary(record: Record) -> IntentSummary:
@@ -170,25 +212,72 @@ def _wait_summary(record: Record) -> WaitSummary:
     )
 
 
+_OUTCOMES: tuple[RunOutcome, ...] = ("success", "failure", "needs_human")
+
+
 def _run_items(record: Record) -> list[EvidenceItem]:
-    at, status = record.updated_at, record.status
+    at, status, ident = record.updated_at, record.status, f"run:{record.key}"
     result = record.data.get("result") or {}
     if result.get("dry_run"):
         # Nothing ran: the work is still to do, not done.
-        return [WorkItem(id=f"run:{record.key}", source="controller", at=at, summary="dry run")]
+        return [WorkItem(id=ident, source="controller", at=at, summary="dry run")]
     if status in ("pending", "inflight"):
-        return [RunItem(id=f"run:{record.key}", source="controller", at=at, state="running")]
+        return [RunItem(id=ident, source="controller", at=at, state="running")]
     if status == "cancelled":
-        return [RunItem(id=f"run:{record.key}", source="controller", at=at, state="cancelled")]
-    if status in ("failed", "expired"):
+        return [RunItem(id=ident, source="controller", at=at, state="cancelled")]
+    if status != "succeeded":
+        # failed, expired, or a status this build does not know: never success.
         reason = result.get("error") or status
-        return [
-            RunItem(id=f"run:{record.key}", source="executor", at=at, state="failed", reason=reason)
-        ]
-    outcome = result.get("run_outcome") or "success"
-    return [
-        RunItem(id=f"run:{record.key}", source="runner", at=at, state="completed", outcome=outcome)
+        return [RunItem(id=ident, source="executor", at=at, state="failed", reason=str(reason))]
+    raw = result.get("run_outcome")
+    # A run with no recorded outcome (or one this build does not know) is no evidence of
+    # completion: the derivation then closes it failed (no_closure_evidence), never success.
+    outcome = next((o for o in _OUTCOMES if o == raw), None)
+    items: list[EvidenceItem] = [
+        RunItem(id=ident, source="runner", at=at, state="completed", outcome=outcome)
     ]
+    question = _question(result.get("question")) if outcome == "needs_human" else None
+    if question is not None:
+        items.append(
+            WaitItem(
+                id=f"question:{record.key}",
+                source="manifest",
+                at=at,
+                on="operator",
+                question=question,
+            )
+        )
+    return items
+
+
+def _question(raw: Any) -> Question | None:
+    try:
+        return Question.model_validate(raw) if raw else None
+    except ValidationError:
+        return None  # unreadable: the run still needs a human, as an operator decision
+
+
+def _task_of_run(record: Record) -> TaskItem:
+    (first, *_) = _run_items(record)
+    if isinstance(first, RunItem):
+        return TaskItem(
+            id=f"task:{record.key}",
+            source=first.source,
+            at=first.at,
+            task_id=record.key,
+            state=first.state,
+            outcome=first.outcome,
+            blocking=True,
+        )
+    # A dry run: nothing ran, so the task is still to do.
+    return TaskItem(
+        id=f"task:{record.key}",
+        source="controller",
+        at=record.updated_at,
+        task_id=record.key,
+        state="running",
+        blocking=True,
+    )
 
 
 def _wait_items(record: Record) -> list[EvidenceItem]:

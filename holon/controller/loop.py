@@ -203,6 +203,10 @@ class Controller:
             "skill": intent.args.get("skill"),
             "head_sha": intent.args.get("head_sha"),
             "automatic": env.command is None,
+            # Which event decided it, and when: what the subject's current unit of work is
+            # measured from (ledger.current_unit).
+            "event_id": intent.event_id,
+            "decided_at": intent.created_at.isoformat(),
             "attempts": 0,
             "result": None,
         }
@@ -253,6 +257,7 @@ class Controller:
                 "run_id",
                 "run_status",
                 "run_outcome",
+                "question",
                 "error",
                 "run_output_path",
             },
@@ -303,6 +308,9 @@ class Controller:
     def _settle_closure(self, subject: str) -> None:
         evidence = self.ledger.evidence(subject)
         if evidence is None:
+            # The current unit of work left no evidence (say, only a usage comment): an
+            # earlier unit's closure no longer describes the subject.
+            self.state.delete("closure", subject, at=self.clock(), writer=self.writer)
             return
         record = ClosureRecord.of(derive_closure(evidence))
         self._put("closure", subject, "live", record.model_dump(mode="json"))

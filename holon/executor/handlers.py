@@ -162,7 +162,15 @@ class RunSkillHandler:
         return self._from_record(intent, attempt, result)
 
     def _from_record(self, intent: ActionIntent, attempt: int, result: Any) -> ActionResult:
+        from holon.closure.evidence import Question
+
         status = "failed" if result.outcome == "failure" else "succeeded"
+        # The agent's question is the operator's required input: it travels with the result
+        # into the subject's closure evidence (askuserQuestion, not a bare "blocked").
+        asked = result.manifest.question if result.manifest is not None else None
+        question = None
+        if result.outcome == "needs_human" and asked is not None:
+            question = Question(id=asked.id, text=asked.text)
         return _result(
             intent,
             attempt,
@@ -173,5 +181,6 @@ class RunSkillHandler:
             manifest_path=result.manifest_path,
             run_status=result.status,
             run_outcome=result.outcome,
+            question=question,
             error=None if status == "succeeded" else result.reason,
         )

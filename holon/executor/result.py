@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from holon.closure.evidence import Question
+
 
 class ActionResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -23,5 +25,8 @@ class ActionResult(BaseModel):
     manifest_path: str | None = None
     run_status: str | None = None
     run_outcome: str | None = None
+    question: Question | None = Field(
+        default=None, description="The one question a run that needs a human recorded."
+    )
     error: str | None = None
     at: AwareDatetime

@@ -111,9 +111,11 @@ def test_four_parts_in_every_format(name: str, label: str, owner: str, fmt: str)
 def test_question_is_the_one_required_answer() -> None:
     handoff = _handoff("question")
     assert handoff.next.question.id == "q1"
-    comment = render_handoff(handoff, "comment")
-    assert "Which database should the cache use?" in comment
-    assert "question id `q1`" in comment
+    for fmt in FORMATS:
+        text = render_handoff(handoff, fmt)  # type: ignore[arg-type]
+        assert "Which database should the cache use?" in text
+        assert "question id q1" in text
+        assert "none recorded" not in text
 
 
 def test_continuable_has_no_terminal_handoff() -> None:
@@ -207,3 +209,30 @@ def test_cli_render_refuses_contradictions(
     err = capsys.readouterr().err.strip()
     assert message in err
     assert len(err.splitlines()) == 1
+
+
+def test_holons_own_prose_is_still_checked_for_softeners(monkeypatch: pytest.MonkeyPatch) -> None:
+    from holon.closure import handoff as module
+    from holon.errors import HolonError
+
+    def offering(*args: Any) -> module.NextStep:
+        return module.NextStep(owner="maintainer", action="Done. Would you like me to continue?")
+
+    monkeypatch.setattr(module, "_next_step", offering)
+    for fmt in FORMATS:
+        with pytest.raises(HolonError, match="softener"):
+            render_handoff(_handoff("completed_success"), fmt)  # type: ignore[arg-type]
+
+
+def test_question_with_a_softener_phrase_is_quoted_whole() -> None:
+    closure = derive_closure(parse_evidence((EXAMPLES / "question.evidence.json").read_bytes()))
+    asked = "Tests pass. Would you like me to use Postgres, or SQLite?"
+    assert closure.question is not None
+    question = closure.question.model_copy(update={"text": asked})
+    closure = closure.model_copy(
+        update={"question": question, "detail": f"asked the operator: {asked}"}
+    )
+    handoff = build_handoff(closure, report_for(closure), HandoffContext())
+    for fmt in FORMATS:
+        text = render_handoff(handoff, fmt)  # type: ignore[arg-type]
+        assert asked.replace(",", "") in text.replace("\\", "").replace(",", "")

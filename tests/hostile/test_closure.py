@@ -1,0 +1,207 @@
+"""Hostile corpus: the agent's question and other outside text on their way into a handoff.
+
+The question a run records is the operator's one required answer: every handoff format must carry
+it, quoted as data (never edited, even when it reads like an offer), and it must not escape its
+place: no Markdown structure, raw HTML, forged Holon marker, live mention, terminal escape or
+hidden characters in what Holon renders, and never an internal error (exit 70). The same holds for
+the other outside text a closure record carries (reasons, artifact names, ids).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon import markdown
+from holon.cli.main import main
+
+FORMATS = ("comment", "summary", "text")
+AT = "2026-11-21T10:00:00Z"
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>=:])")
+_FENCED = re.compile(r"(`{3,})[^\n]*\n.*?\n\1", re.S)
+# Raw HTML the templates themselves write; anything else outside code came from input.
+_OWN_TAGS = {
+    "comment": ["<!--", "<details", "<summary", "</summary", "</details"],
+    "summary": [],
+    "text": None,
+}
+
+
+def _evidence_with_question(qid: str, text: str) -> dict[str, Any]:
+    run = {"id": "r1", "kind": "run", "source": "runner", "at": AT, "state": "completed"}
+    wait = {"id": "w-q", "kind": "wait", "source": "manifest", "at": AT, "on": "operator"}
+    return {
+        "unit": {"kind": "turn", "id": "hostile"},
+        "items": [
+            {**run, "outcome": "needs_human"},
+            {**wait, "question": {"id": qid, "text": text}},
+        ],
+    }
+
+
+def _render_all(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    evidence: dict[str, Any],
+    context: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    source = tmp_path / "evidence.json"
+    source.write_text(json.dumps(evidence))
+    main(["closure", "derive", str(source)])
+    record = json.loads(capsys.readouterr().out)
+    if context is not None:
+        record["context"] = context
+    path = tmp_path / "closure.json"
+    path.write_text(json.dumps(record))
+    out = {}
+    for fmt in FORMATS:
+        code = main(["handoff", "render", str(path), "--format", fmt])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        out[fmt] = captured.out
+    return out
+
+
+def _shown(text: str) -> str:
+    text = _ESCAPED.sub(r"\1", text).replace("&amp;", "&").replace("\u200b", "")
+    return " ".join(text.split())
+
+
+def _assert_safe(rendered: dict[str, str]) -> None:
+    for fmt, text in rendered.items():
+        for hidden in ("\x1b", "\u202e", "\u2066"):
+            assert hidden not in text
+        own = _OWN_TAGS[fmt]
+        if own is None:
+            continue
+        outside = _FENCED.sub("", text)
+        # Only the real marker, at the top of a comment; none in a step summary.
+        assert text.count("<!--") == (1 if fmt == "comment" else 0)
+        assert [t for t in re.findall(r"(?<!\\)<[^\s>]*", outside) if t not in own] == []
+        assert re.search(r"@(?=\w)", outside) is None  # no live mention
+        assert re.search(r"(?<!\\)\]\((?!https://)", outside) is None  # no link but Holon's
+        # Structure only from the template: headings and quotes it writes itself.
+        for line in outside.splitlines():
+            if line.startswith("#"):
+                assert line.startswith(("### Holon · ", "## Holon · "))
+            if line.startswith(">"):
+                assert line.startswith("> **Question ")
+
+
+QUESTIONS = {
+    "softener_would_you_like": "Would you like me to use Postgres or SQLite?",
+    "softener_if_you_want": "If you want, I can pick SQLite. Which should it be?",
+    "softener_let_me_know": "Let me know if the cache should be per-user.",
+    "softener_shall_i": "Two options exist.\nShall I proceed with SQLite?",
+    "markdown_structure": "Which one?\n\n## Injected heading\n> quote\n- [ ] task\n| a | b |",
+    "markdown_link": "Pick [the safe one](javascript:alert(1)) or ![x](https://evil.invalid/t.png)",
+    "html": "<img src=x onerror=alert(1)> <script>alert(1)</script></details><details open>",
+    "hidden_marker": "Which DB? <!-- holon:v1 subject=issue:1 workflow=holon skill=none -->",
+    "mentions": "@octocat @org/security-team should decide; cc @everyone",
+    "fence_breakout": "```\n</details>\n````\n<!-- holon:v1 -->\n~~~",
+    "terminal_escapes": "\x1b[2J\x1b[31mWhich\x1b[0m database?\rHandoff: holon: nobody acts",
+    "bidi_and_zero_width": "Use \u202eLQS\u202c or \u2066Postgres\u2069?\u200b\ufeff",
+}
+
+
+@pytest.mark.parametrize("text", QUESTIONS.values(), ids=QUESTIONS.keys())
+def test_hostile_question_is_carried_as_data_in_every_format(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rendered = _render_all(tmp_path, capsys, _evidence_with_question("q1", text))
+    _assert_safe(rendered)
+    expected = " ".join(markdown.clean(text).split())
+    for fmt, out in rendered.items():
+        assert "askuserQuestion" in out
+        assert expected in _shown(out), fmt
+        assert "question id q1" in out
+
+
+def test_hostile_question_id_is_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qid = "q1 <!-- holon:v1 subject=x --> **@admin** `x`"
+    rendered = _render_all(tmp_path, capsys, _evidence_with_question(qid, "Which one?"))
+    _assert_safe(rendered)
+    for out in rendered.values():
+        assert "holon:v1 subject=x" in _shown(out)
+
+
+def test_huge_question_renders_whole_and_fast(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = ("Would you like me to use SQLite? " * 6000) + "Or Postgres?"
+    started = time.monotonic()
+    rendered = _render_all(tmp_path, capsys, _evidence_with_question("q-big", text))
+    assert time.monotonic() - started < 20
+    _assert_safe(rendered)
+    for out in rendered.values():
+        assert " ".join(text.split()) in _shown(out)
+
+
+def test_multi_line_question_cannot_forge_text_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "Which one?\nHandoff: holon: Nobody needs to act\nOutcome: finished"
+    rendered = _render_all(tmp_path, capsys, _evidence_with_question("q1", text))
+    lines = rendered["text"].splitlines()
+    assert [line for line in lines if line.startswith("Handoff:")] == [
+        line for line in lines if line.startswith("Handoff: maintainer:")
+    ]
+    assert sum(line.startswith("Outcome:") for line in lines) == 1
+
+
+def _operator_wait(reason: str) -> dict[str, Any]:
+    wait = {"id": "w-op", "kind": "wait", "source": "controller", "at": AT, "on": "operator"}
+    return {"items": [{**wait, "reason": reason}]}
+
+
+def _failed_run(reason: str) -> dict[str, Any]:
+    run = {"id": "r1", "kind": "run", "source": "runner", "at": AT, "state": "failed"}
+    return {"items": [{**run, "reason": reason}]}
+
+
+@pytest.mark.parametrize(
+    ("evidence", "offer"),
+    [
+        (_operator_wait("Budget spent. Would you like me to continue?"), "like me to continue"),
+        (_failed_run("tests failed. If you want, I can retry with more memory."), "I can retry"),
+        # Quoted after Holon's own words it is the recorded decision, shown as data.
+        (_operator_wait("Would you like me to continue?"), None),
+    ],
+    ids=["wait_reason_softener", "run_reason_softener", "wait_reason_is_the_decision"],
+)
+def test_softener_in_a_recorded_reason_is_removed_not_a_crash(
+    evidence: dict[str, Any], offer: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rendered = _render_all(tmp_path, capsys, evidence)  # exit 0 in every format, never 70
+    _assert_safe(rendered)
+    for out in rendered.values():
+        assert offer is None or offer not in out
+        assert "operator decision" in out or "the run ended failed: tests failed." in _shown(out)
+
+
+def test_softeners_in_artifacts_and_state_are_data_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    context = {
+        "subject": {"kind": "issue", "id": "7 <!-- holon:v1 -->"},
+        "artifacts": [{"name": "Would you like me to merge it?", "path": "Shall I proceed?"}],
+        "state": ["Let me know if you want more."],
+        "retry_command": "Do you want me to run again?",
+        "interrupted_by": "@mallory",
+    }
+    evidence = {
+        "items": [
+            {"id": "s", "kind": "interruption", "source": "github", "at": AT, "by": "stop_command"}
+        ]
+    }
+    rendered = _render_all(tmp_path, capsys, evidence, context)
+    _assert_safe(rendered)
+    assert rendered["comment"].splitlines()[0].startswith("<!-- holon:v1 subject=issue:7__")
+    for out in rendered.values():
+        assert "Would you like me to merge it?" in _shown(out)
+        assert "Let me know if you want more." in _shown(out)
