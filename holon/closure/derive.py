@@ -202,16 +202,25 @@ def _collect(evidence: Evidence) -> _Facts:
 def _task_open(task: TaskItem) -> bool:
     if task.closure is not None:
         return task.closure.outcome in ("waiting", "continuable")
-    return task.state == "running"
+    # A task that ended needing a human has no result yet: it still holds its parent.
+    return task.state == "running" or (task.state == "completed" and task.outcome == "needs_human")
+
+
+def _task_failed(task: TaskItem) -> bool:
+    if task.closure is not None:
+        return task.closure.outcome == "failed"
+    # Completed with no recorded outcome is no evidence of success: missing data never is.
+    return (
+        task.state in _FAILED_STATES
+        or task.outcome == "failure"
+        or (task.state == "completed" and task.outcome is None)
+    )
 
 
 def _classify_task(task: TaskItem, facts: _Facts, *, waited: bool) -> None:
     if not (task.blocking or waited):
         return  # a created task does not by itself block its parent
-    failed = task.state in _FAILED_STATES or task.outcome == "failure"
-    if task.closure is not None:
-        failed = task.closure.outcome == "failed"
-    if failed:
+    if _task_failed(task):
         facts.failures.append(task)
     elif task.state in _STOPPED_STATES:
         facts.interruptions.append(task)
@@ -237,7 +246,13 @@ def _terminal_failure(f: _Facts) -> _Decision | None:
     what = "the run"
     if isinstance(first, TaskItem):
         what = f"{'blocking' if first.blocking else 'awaited'} task {first.task_id}"
-    state = first.state if isinstance(first, RunItem | TaskItem) else "failed"
+    state: str = first.state if isinstance(first, RunItem | TaskItem) else "failed"
+    if isinstance(first, TaskItem) and first.closure is not None:
+        state = "failed"  # its own closure says so
+    elif isinstance(first, TaskItem) and state == "completed" and first.outcome is None:
+        state = "completed without a recorded outcome"
+    elif isinstance(first, RunItem | TaskItem) and state == "completed":
+        state = "completed with outcome failure"
     reason = first.reason if isinstance(first, RunItem) else None
     detail = f"{what} ended {state}" + (f": {reason}" if reason else "")
     return _Decision("failed", None, sorted(f.failures, key=_key), detail)

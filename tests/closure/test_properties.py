@@ -259,3 +259,23 @@ def test_a_failed_task_the_parent_waits_on_always_fails_it(
     closure = derive_closure(_evidence(items + added))
     assert (closure.closure_outcome, closure.rule) == ("failed", "terminal_failure")
     assert "late0" in closure.deciding_items
+
+
+@settings(max_examples=200)
+@given(evidence_items(), st.sampled_from(["completed", "needs_human"]))
+def test_a_blocking_task_without_a_result_never_lets_the_parent_complete(
+    items: list[dict[str, Any]], ending: str
+) -> None:
+    # Missing data is never success: a blocking task that ended with no outcome, or needing a
+    # human, has given its parent no result.
+    late = BASE + timedelta(days=1)
+    task = {"kind": "task", "task_id": "tx", "state": "completed", "blocking": True}
+    if ending == "needs_human":
+        task["outcome"] = "needs_human"
+    added = {**task, "id": "late-task", "source": "test", "at": late}
+    # Even beside a run that completed successfully.
+    run = {"kind": "run", "state": "completed", "outcome": "success"}
+    others = [i for i in items if i["kind"] != "run"]
+    success = {**run, "id": "the-run", "source": "test", "at": BASE}
+    closure = derive_closure(_evidence([*others, success, added]))
+    assert closure.closure_outcome != "completed"
