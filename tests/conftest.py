@@ -143,7 +143,7 @@ def run_agent(runtime: str, request: pytest.FixtureRequest, tmp_path: Path) -> C
             runtime=runtime,
             image=image,
             agent=None if runtime == "docker" else ["sh", str(AGENT_SCRIPT)],
-            work_dir=tmp_path,
+            work_dir=kwargs.pop("work_dir", tmp_path),
             **kwargs,
         )
         return run(req)

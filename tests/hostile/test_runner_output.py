@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,22 @@ def host(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def agent(make_repo: Callable[..., Path], tmp_path: Path) -> Callable[..., RunResult]:
+def work_dir(tmp_path: Path) -> Iterator[Path]:
+    """The run root on another filesystem than the output when there is one (/dev/shm), so that
+    a move of Holon's files would become a copy, the case that once followed the agent's links."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        yield tmp_path
+        return
+    work = Path(tempfile.mkdtemp(prefix="holon-hostile-", dir=shm))
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture
+def agent(
+    make_repo: Callable[..., Path], tmp_path: Path, work_dir: Path
+) -> Callable[..., RunResult]:
     repo = make_repo(dirty=False)
 
     def go(script: str, *, artifacts: list[Any] | None = None, **kw: Any) -> RunResult:
@@ -53,7 +70,7 @@ def agent(make_repo: Callable[..., Path], tmp_path: Path) -> Callable[..., RunRe
             output=tmp_path / "out",
             runtime="local",
             agent=["sh", "-c", script],
-            work_dir=tmp_path,
+            work_dir=work_dir,
             **kw,
         )
         return run(request)
@@ -303,3 +320,20 @@ def test_bad_limits_are_one_line_exit_64(
     assert len(err) == 1
     assert err[0].startswith(f"holon: error: {flag}")
     assert not (tmp_path / "out").exists()
+
+
+def test_output_directory_swapped_for_a_link_by_the_agent(
+    agent: Callable[..., RunResult], host: Path
+) -> None:
+    # A local agent has the user's powers: it can move the output away and put a link in its place.
+    script = (
+        f"{MANIFEST_OK}; "
+        'mv "$HOLON_OUTPUT_DIR" "$HOLON_OUTPUT_DIR.moved"; '
+        f'ln -s {host}/dir "$HOLON_OUTPUT_DIR"'
+    )
+    result = agent(script)
+    _precious_untouched(host)
+    moved = Path(result.output_path + ".moved")
+    # Holon kept writing into the directory it opened before the agent ran.
+    assert json.loads((moved / "run.json").read_text())["run_id"] == result.run_id
+    assert (moved / "run.log").is_file()

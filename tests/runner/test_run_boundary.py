@@ -10,8 +10,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +37,27 @@ def _host_target(tmp_path: Path) -> tuple[Path, Path]:
     return target, target_dir
 
 
+@pytest.fixture
+def other_fs_work_dir(tmp_path: Path) -> Iterator[Path]:
+    """A run root on another filesystem than the output, where a move becomes a copy."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        yield tmp_path
+        return
+    work = Path(tempfile.mkdtemp(prefix="holon-test-", dir=shm))
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def test_runner_files_made_links_are_replaced_not_followed(
-    run_agent: Callable[..., Any], make_repo: Callable[..., Path], tmp_path: Path
+    run_agent: Callable[..., Any],
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    other_fs_work_dir: Path,
 ) -> None:
     target, target_dir = _host_target(tmp_path)
     spec = _spec("log_symlink", TARGET=str(target), TARGET_DIR=str(target_dir))
-    result = run_agent("log_symlink", make_repo(dirty=False), spec=spec)
+    result = run_agent("log_symlink", make_repo(dirty=False), spec=spec, work_dir=other_fs_work_dir)
 
     assert target.read_text() == "precious host content\n"
     assert list(target_dir.iterdir()) == []
