@@ -160,8 +160,9 @@ def test_manifest_artifact_outside_the_output_is_a_violation(
         'ln -s m "$HOLON_OUTPUT_DIR/manifest.json"',
         'mkfifo "$HOLON_OUTPUT_DIR/manifest.json"',
         'ln -s /dev/zero "$HOLON_OUTPUT_DIR/manifest.json"',
+        'truncate -s 2G "$HOLON_OUTPUT_DIR/manifest.json"',
     ],
-    ids=["symlink", "fifo", "link-to-dev-zero"],
+    ids=["symlink", "fifo", "link-to-dev-zero", "two-gigabytes"],
 )
 def test_manifest_not_a_regular_file_is_not_read(
     agent: Callable[..., RunResult], script: str
