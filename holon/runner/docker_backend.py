@@ -163,11 +163,12 @@ class DockerBackend:
         timed_out = False
         error: str | None = None
         exit_code: int | None = None
-        streamer = self._streaming_client()
+        streamer: Any = None
         pump: threading.Thread | None = None
         output: Any = None
         started = datetime.now(UTC)
         try:
+            streamer = self._streaming_client()
             try:
                 # Attached before the start, so not a byte is missed.
                 output = streamer.api.attach(container.id, stdout=True, stderr=True, stream=True)
@@ -207,8 +208,9 @@ class DockerBackend:
         finally:
             if output is not None:
                 _close_stream(output)
-            with contextlib.suppress(Exception):
-                streamer.close()
+            if streamer is not None:
+                with contextlib.suppress(DockerException, requests.RequestException, OSError):
+                    streamer.close()
             try:
                 container.remove(force=True)
             except NotFound:
