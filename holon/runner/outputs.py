@@ -9,8 +9,10 @@ notes (harmless, replaced) or violations (the run fails).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -48,16 +50,32 @@ class OutputDir:
         self.fd = fd
         self.path = path
 
+    def reclaim(self) -> None:
+        """Give the owner back full access to the directory itself (an agent may chmod it 000;
+        it runs as the same user)."""
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(os.fstat(self.fd).st_mode)
+            if mode & stat.S_IRWXU != stat.S_IRWXU:
+                os.fchmod(self.fd, mode | stat.S_IRWXU)
+
     def make_way(self, name: str, found: Findings) -> None:
         """Clear the entry at one of Holon's own names, saying what the agent had put there."""
         st = lstat_at(self.fd, name)
         if st is None:
             return
         if stat.S_ISDIR(st.st_mode):
+            try:
+                remove_at(self.fd, name)
+                fate = "removed"
+            except OSError:
+                # The agent can make its tree unremovable (mode 000 inside); a rename within
+                # the same directory needs no permission on the tree itself.
+                aside = f".{name}.agent-{uuid.uuid4().hex[:8]}"
+                os.rename(name, aside, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+                fate = f"moved aside to {aside}"
             found.violations.append(
-                f"the agent made {name} a directory (removed): {name} is Holon's"
+                f"the agent made {name} a directory ({fate}): {name} is Holon's"
             )
-            remove_at(self.fd, name)
         elif stat.S_ISREG(st.st_mode):
             found.notes.append(f"the agent wrote {name}; replaced by the runner's own")
         else:

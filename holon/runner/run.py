@@ -232,6 +232,7 @@ def _settle(
     output = out.path
     found = Findings(notes=list(execution.notes))
     secrets = _secret_redactors(request)
+    out.reclaim()
     for name in (RUN_RECORD_FILE, RUN_LOG_FILE):
         out.make_way(name, found)
     log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -338,3 +340,60 @@ def test_output_directory_swapped_for_a_link_by_the_agent(
     # Holon kept writing into the directory it opened before the agent ran.
     assert json.loads((moved / "run.json").read_text())["run_id"] == result.run_id
     assert (moved / "run.log").is_file()
+
+
+def _unprivileged() -> list[str]:
+    """A prefix that runs a command as a user without root's power to ignore permissions."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions cannot be tested")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_agent_locks_the_output_and_a_directory_at_run_json(tmp_path: Path) -> None:
+    prefix = _unprivileged()
+    shared = Path(tempfile.mkdtemp(prefix="holon-locked-"))
+    try:
+        os.chmod(shared, 0o777)
+        (shared / "ws").mkdir()
+        (shared / "ws" / "file.txt").write_text("x\n")
+        (shared / "spec.yaml").write_text("version: v1\nkind: Holon\ngoal: {description: x}\n")
+        (shared / "agent.sh").write_text(
+            'o="$HOLON_OUTPUT_DIR"\n'
+            'mkdir -p "$o/run.json/inner" && echo x > "$o/run.json/inner/f"\n'
+            'chmod 000 "$o/run.json/inner" "$o/run.json"\n'
+            'printf \'{"status":"completed","outcome":"success"}\' > "$o/manifest.json"\n'
+            'chmod 000 "$o"\n'
+        )
+        if prefix:
+            for path in [shared, *shared.rglob("*")]:
+                os.chown(path, 65534, 65534)
+        env = {"PATH": os.environ["PATH"], "TMPDIR": str(shared), "HOME": str(shared)}
+        argv = [
+            *prefix,
+            sys.executable,
+            "-m",
+            "holon",
+            "run",
+            "--spec",
+            str(shared / "spec.yaml"),
+            "--workspace",
+            str(shared / "ws"),
+            "--output",
+            str(shared / "out"),
+            "--runtime",
+            "local",
+            "--agent",
+            f"sh {shared / 'agent.sh'}",
+        ]
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        record = json.loads((shared / "out" / "run.json").read_text())
+        assert record["status"] == "failed"
+        assert any("run.json a directory" in v for v in record["violations"])
+        # Unremovable by its owner (mode 000 inside): moved aside within the output instead.
+        assert any("moved aside" in v for v in record["violations"]) == bool(prefix)
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(shared)], check=False)
+        shutil.rmtree(shared, ignore_errors=True)
