@@ -95,11 +95,11 @@ class LocalBackend:
                     _signal_group(proc.pid, signal.SIGKILL)
                     proc.wait()
             except BaseException:
-                end_run(proc.pid, job.run_id, before)
+                end_run(_unreaped(proc), job.run_id, before)
                 proc.wait()
                 raise
             finally:
-                left = end_run(proc.pid, job.run_id, before)
+                left = end_run(_unreaped(proc), job.run_id, before)
                 if left:
                     notes.append(f"killed {left} process(es) the agent left running")
                 # Every writer of the pipe is gone now, so the pump reaches its end.
@@ -109,6 +109,11 @@ class LocalBackend:
         ended = datetime.now(UTC)
         exit_code = None if timed_out else proc.returncode
         return Execution(exit_code, timed_out, started, ended, notes)
+
+
+def _unreaped(proc: subprocess.Popen[bytes]) -> int | None:
+    """The agent's pid while it is still ours to signal (not yet reaped, so not reusable)."""
+    return proc.pid if proc.returncode is None else None
 
 
 def _pump(fd: int, job: Job) -> None:

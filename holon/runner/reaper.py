@@ -151,13 +151,20 @@ def children_of_self() -> frozenset[int]:
     return frozenset(p.pid for p in process_table().values() if p.ppid == me)
 
 
-def end_run(agent: int, run_id: str, before: frozenset[int], deadline: float = 5.0) -> int:
+def end_run(agent: int | None, run_id: str, before: frozenset[int], deadline: float = 5.0) -> int:
     """Kill and reap every process of the run except the agent itself (its Popen reaps it).
 
-    Returns how many processes other than the agent were killed.
+    `agent` is the agent's pid while it is not yet reaped, else None (its pid may be reused; its
+    orphans are found as adopted children). Returns how many other processes were killed.
     """
     holon, holon_sid = os.getpid(), os.getsid(0)
     killed: set[int] = set()
+    if agent is not None:
+        # The agent's own group first: all there is to go on where /proc is missing.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(agent, signal.SIGKILL)
+    else:
+        agent = -1
     stop = time.monotonic() + deadline
     while True:
         table = process_table()
