@@ -20,6 +20,12 @@ def describe_run(result: RunResult) -> str:
             )
     if result.missing_artifacts:
         lines.append("missing: " + ", ".join(result.missing_artifacts))
+    lines.extend(f"violation: {violation}" for violation in result.violations)
+    if result.log is not None and result.log.cut_at is not None:
+        lines.append(
+            f"log: run.log keeps {result.log.kept_bytes} of {result.log.bytes} bytes "
+            f"(limit {result.log.limit}); {result.log.cut_bytes} cut at offset {result.log.cut_at}"
+        )
     if result.closure is not None:
         closure = result.closure
         reason = f"/{closure.waiting_reason}" if closure.waiting_reason else ""

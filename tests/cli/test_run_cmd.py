@@ -333,3 +333,30 @@ def test_probe_docker_image_entrypoint(
     assert main(["probe", "--image", agent_image]) == 0
     assert "probe ok" in capsys.readouterr().out
     assert main(["probe", "--image", agent_image, "--agent", "/bin/true"]) == 1
+
+
+def test_summary_states_violations_and_the_log_cut(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path, GOOD_SPEC % "record_dirs")
+    out = tmp_path / "out"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output", str(out)]
+    assert main([*argv, *LOCAL]) == 1
+    summary = capsys.readouterr().out
+    assert "violation: the agent made run.json a directory" in summary
+
+    spec = _spec(
+        tmp_path,
+        "version: v1\nkind: Holon\ngoal: {description: t}\n"
+        "context: {env: {MODE: print_lots, BYTES: '100000'}}\n",
+        "lots.yaml",
+    )
+    out = tmp_path / "out2"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo("r2")), "--output", str(out)]
+    assert main([*argv, *LOCAL, "--log-limit", "10k"]) == 0
+    summary = capsys.readouterr().out
+    assert (
+        "log: run.log keeps 10240 of 100011 bytes (limit 10240); 89771 cut at offset 5120"
+        in summary
+    )
+    assert json.loads((out / "run.json").read_text())["log"]["limit"] == 10240
