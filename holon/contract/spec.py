@@ -19,6 +19,7 @@ from pydantic import (
     PlainSerializer,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from holon.duration import format_duration, parse_duration
@@ -168,6 +169,25 @@ class Spec(_Strict):
         if value != "Holon":
             raise ValueError(f"unknown kind {value!r}: expected Holon")
         return value
+
+    @model_validator(mode="after")
+    def _text_not_secret(self) -> Spec:
+        # The spec is copied to the agent and kept with the run: a credential pasted into its
+        # free text (a clone URL, an Authorization header) travels with it.
+        fields = {
+            "goal.description": self.goal.description,
+            "metadata.name": self.metadata.name,
+            "metadata.id": self.metadata.id,
+            "context.workspace": self.context.workspace,
+        }
+        for where, text in fields.items():
+            kind = secret_kind(text) if text else None
+            if kind is not None:
+                raise ValueError(
+                    f"{where} looks like it holds a secret ({kind}); pass secrets to the agent "
+                    "as environment variables (--secret-env), never inside the spec"
+                )
+        return self
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_none=True)

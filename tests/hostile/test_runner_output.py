@@ -309,6 +309,27 @@ def test_secret_inside_a_spec_value_is_rejected_without_echo(
 
 
 @pytest.mark.parametrize(
+    "description",
+    [
+        "clone https://x-access-token:abc123def456@github.com/o/r.git and fix the bug",
+        "call the API with header 'Authorization: Bearer abc123def456ghi789'",
+    ],
+    ids=["clone-url", "bearer-header"],
+)
+def test_secret_pasted_into_the_goal_is_rejected_without_echo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], description: str
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"version: v1\nkind: Holon\ngoal: {{description: {json.dumps(description)}}}\n")
+    argv = ["run", "--spec", str(spec), "--output", str(tmp_path / "out"), "--runtime", "local"]
+    assert main([*argv, "--agent", "true"]) == 64
+    err = capsys.readouterr().err
+    assert "goal.description looks like it holds a secret" in err
+    assert "abc123def456" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
     ("flag", "value"),
     [("--memory", "lots"), ("--memory", "-1g"), ("--cpus", "nan"), ("--cpus", "-2")],
 )
