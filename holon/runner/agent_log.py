@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 
 from holon.runner.record import LogInfo
@@ -26,7 +27,9 @@ class AgentLog:
     def __init__(self, path: Path, limit: int, redactor: Redactor) -> None:
         self.path = path
         self.limit = limit
-        self._file = path.open("wb")
+        # Kept open from creation to the end: the kept output is read back through this handle,
+        # never by path, which a local agent could replace.
+        self._file = path.open("w+b")
         self._head_room = limit - limit // 2
         self._tail_limit = limit // 2
         self._tail: deque[bytes] = deque()
@@ -76,7 +79,7 @@ class AgentLog:
             for chunk in self._tail:
                 self._file.write(chunk)
             self._tail.clear()
-            self._file.close()
+            self._file.flush()
             self._info = LogInfo(
                 path=None,
                 bytes=self._total,
@@ -87,3 +90,12 @@ class AgentLog:
                 redactions=self._stream.replaced,
             )
             return self._info
+
+    def kept(self) -> Iterator[bytes]:
+        """What run.log holds, read back from the file written (call after close)."""
+        self._file.seek(0)
+        while chunk := self._file.read(1024 * 1024):
+            yield chunk
+
+    def release(self) -> None:
+        self._file.close()

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -199,6 +198,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     finally:
         if log is not None:
             log.close()
+            log.release()
         if out_fd is not None:
             os.close(out_fd)
         if owned:
@@ -236,7 +236,7 @@ def _settle(
     for name in (RUN_RECORD_FILE, RUN_LOG_FILE):
         out.make_way(name, found)
     log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})
-    out.place(RUN_LOG_FILE, _file_chunks(log.path))
+    out.place(RUN_LOG_FILE, log.kept())
     manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
     patch = collect_patch(out, snapshot.diff, secrets, found)
@@ -310,9 +310,3 @@ def _all_secrets(request: RunRequest) -> Redactor:
 def _secret_redactors(request: RunRequest) -> dict[str, Redactor]:
     redactors = {n: Redactor([v.get_secret_value()]) for n, v in request.secrets.items()}
     return {name: redactor for name, redactor in redactors.items() if redactor}
-
-
-def _file_chunks(path: Path) -> Iterator[bytes]:
-    with path.open("rb") as handle:
-        while chunk := handle.read(1024 * 1024):
-            yield chunk

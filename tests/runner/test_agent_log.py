@@ -13,6 +13,12 @@ from holon.secrets import Redactor
 SECRET = "ghp_chunkBorderSecret0123456789"
 
 
+def _kept(log: AgentLog) -> bytes:
+    data = b"".join(log.kept())
+    log.release()
+    return data
+
+
 def _write_all(log: AgentLog, data: bytes, size: int) -> None:
     for start in range(0, len(data), size):
         log.write(data[start : start + size])
@@ -22,7 +28,7 @@ def test_under_the_limit_everything_is_kept(tmp_path: Path) -> None:
     log = AgentLog(tmp_path / "log", 100, Redactor())
     _write_all(log, b"x" * 100, 7)
     info = log.close()
-    assert (tmp_path / "log").read_bytes() == b"x" * 100
+    assert _kept(log) == b"x" * 100
     assert (info.bytes, info.kept_bytes, info.cut_at, info.cut_bytes) == (100, 100, None, 0)
 
 
@@ -34,7 +40,7 @@ def test_over_the_limit_head_and_tail_are_kept_and_the_cut_is_stated(
     log = AgentLog(tmp_path / "log", 101, Redactor())
     _write_all(log, data, chunk)
     info = log.close()
-    kept = (tmp_path / "log").read_bytes()
+    kept = _kept(log)
     assert info.bytes == 1000
     assert info.kept_bytes == 101
     assert info.cut_at == 51
@@ -48,7 +54,7 @@ def test_secret_split_across_chunks_is_redacted(tmp_path: Path, chunk: int) -> N
     log = AgentLog(tmp_path / "log", 10_000, Redactor([SECRET]))
     _write_all(log, data, chunk)
     info = log.close()
-    assert (tmp_path / "log").read_bytes() == b"before *** middle ****** after\n"
+    assert _kept(log) == b"before *** middle ****** after\n"
     assert info.redactions == 3
 
 
@@ -58,7 +64,7 @@ def test_writes_after_close_are_ignored(tmp_path: Path) -> None:
     first = log.close()
     log.write(b"late")
     assert log.close() == first
-    assert (tmp_path / "log").read_bytes() == b"a"
+    assert _kept(log) == b"a"
 
 
 def test_a_large_output_is_not_held_in_memory(tmp_path: Path) -> None:
@@ -73,6 +79,19 @@ def test_a_large_output_is_not_held_in_memory(tmp_path: Path) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+        log.release()
     assert info.bytes > 190 * 1024 * 1024
     assert (tmp_path / "log").stat().st_size < 1024 * 1024 + 100
     assert peak < 4 * 1024 * 1024, f"peak {peak} bytes"
+
+
+def test_kept_output_is_read_back_through_its_own_handle_not_the_path(tmp_path: Path) -> None:
+    secret_file = tmp_path / "elsewhere.txt"
+    secret_file.write_bytes(b"not the agent's output")
+    log = AgentLog(tmp_path / "log", 100, Redactor())
+    log.write(b"agent output")
+    # A local agent knows where the run root is and swaps the log's path for a link.
+    (tmp_path / "log").unlink()
+    (tmp_path / "log").symlink_to(secret_file)
+    log.close()
+    assert _kept(log) == b"agent output"

@@ -131,7 +131,10 @@ def test_manifest_artifacts_outside_or_linked_are_violations(
 
 
 def test_processes_that_left_the_session_end_with_the_run(
-    run_agent: Callable[..., Any], make_repo: Callable[..., Path], docker_or_local: str
+    run_agent: Callable[..., Any],
+    make_repo: Callable[..., Path],
+    docker_or_local: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     started = time.monotonic()
     result = run_agent("escape", make_repo(dirty=False), timeout=60)
@@ -144,6 +147,11 @@ def test_processes_that_left_the_session_end_with_the_run(
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)  # gone and reaped: not even a zombie is left
         assert any("killed" in n for n in result.notes)
+    else:
+        # In docker the container's PID namespace is the run: it is gone with every process.
+        client = request.getfixturevalue("docker_client")
+        left = client.containers.list(all=True, filters={"label": f"holon.run_id={result.run_id}"})
+        assert left == []
 
 
 @pytest.fixture
