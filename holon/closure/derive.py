@@ -73,6 +73,8 @@ class Closure(BaseModel):
             raise ValueError("waiting_reason is present exactly when the closure is waiting")
         if (self.waiting_reason == "awaiting_operator_input") != (self.operator_wait is not None):
             raise ValueError("operator_wait is present exactly for awaiting_operator_input")
+        if (self.operator_wait == "question") != (self.question is not None):
+            raise ValueError("question is present exactly when the operator is asked a question")
         return self
 
 

@@ -205,3 +205,37 @@ def test_softeners_in_artifacts_and_state_are_data_not_a_crash(
     for out in rendered.values():
         assert "Would you like me to merge it?" in _shown(out)
         assert "Let me know if you want more." in _shown(out)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"question": None}, "question is present exactly"),
+        ({"operator_wait": "other"}, "question is present exactly"),
+        ({"question": {"id": "q1", "text": ""}}, "question.text"),
+        ({"question": {"id": "q1", "text": "x", "extra": 1}}, "extra"),
+        ({"question": "Which?"}, "question"),
+    ],
+    ids=[
+        "question_wait_without_question",
+        "question_on_other_wait",
+        "empty_text",
+        "extra_field",
+        "question_not_an_object",
+    ],
+)
+def test_closure_record_with_a_broken_question_is_refused(
+    change: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "evidence.json"
+    source.write_text(json.dumps(_evidence_with_question("q1", "Which one?")))
+    main(["closure", "derive", str(source)])
+    record = {**json.loads(capsys.readouterr().out), **change}
+    path = tmp_path / "closure.json"
+    path.write_text(json.dumps(record))
+    for fmt in FORMATS:
+        assert main(["handoff", "render", str(path), "--format", fmt]) == 64
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        (line,) = captured.err.strip().splitlines()  # one line, never a traceback
+        assert message in line
