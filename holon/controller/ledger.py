@@ -7,6 +7,7 @@ to its subject, not to the whole history. Also builds a subject's closure eviden
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -38,19 +39,15 @@ class StateLedger:
         self.intents: dict[str, list[str]] = defaultdict(list)
         self.waits: dict[str, list[str]] = defaultdict(list)
         for record in state.live("intent"):
-            self.intents[record.data["subject"]].append(record.key)
+            self.track_intent(record)
         for record in state.live("wait"):
-            self.waits[record.data["subject"]].append(record.key)
+            self.track_wait(record)
 
     def track_intent(self, record: Record) -> None:
-        keys = self.intents[record.data["subject"]]
-        if record.key not in keys:
-            keys.append(record.key)
+        _track(self.intents, record)
 
     def track_wait(self, record: Record) -> None:
-        keys = self.waits[record.data["subject"]]
-        if record.key not in keys:
-            keys.append(record.key)
+        _track(self.waits, record)
 
     def intent_records(self, subject: str) -> list[Record]:
         keys = self.intents.get(subject)
@@ -128,9 +125,11 @@ class StateLedger:
         runs = [r for r in unit if r.data.get("type") == "run_skill"]
         if runs:
             latest = max(runs, key=_decided)
-            items.extend(_run_items(latest))
+            items.extend(_guarded(_run_items, latest))
             # Further runs decided from the same event close as tasks of the unit.
-            items.extend(_task_of_run(r) for r in runs if r is not latest)
+            for other in runs:
+                if other is not latest:
+                    items.extend(_guarded(lambda r: [_task_of_run(r)], other))
         for record in unit:
             if record.data.get("type") != "run_skill" and record.status == "failed":
                 items.append(
@@ -144,10 +143,37 @@ class StateLedger:
                     )
                 )
         for record in self.wait_records(subject):
-            items.extend(_wait_items(record))
+            items.extend(_guarded(_wait_items, record))
         if not items:
             return None
         return Evidence(unit=Unit(kind="turn", id=subject), items=items)
+
+
+def _track(index: dict[str, list[str]], record: Record) -> None:
+    subject = record.data.get("subject")
+    if not isinstance(subject, str):
+        return  # a record of no subject (a damaged state) belongs to no subject's work
+    keys = index[subject]
+    if record.key not in keys:
+        keys.append(record.key)
+
+
+def _guarded(convert: Callable[[Record], list[EvidenceItem]], record: Record) -> list[EvidenceItem]:
+    """A record's evidence; one the state holds in a shape this build cannot read (restored
+    state is not trusted) is a failure of the unit, never success and never a crash."""
+    try:
+        return convert(record)
+    except (ValidationError, KeyError, TypeError, ValueError, AttributeError):
+        return [
+            TaskItem(
+                id=f"unreadable:{record.kind}:{record.key}",
+                source="state",
+                at=record.updated_at,
+                task_id=f"unreadable {record.kind} record {record.key}",
+                state="failed",
+                blocking=True,
+            )
+        ]
 
 
 def _decided(record: Record) -> tuple[datetime, str]:
@@ -184,8 +210,13 @@ def current_unit(records: list[Record]) -> list[Record]:
     ]
 
 
+def _result(record: Record) -> dict[str, Any]:
+    result = record.data.get("result")
+    return result if isinstance(result, dict) else {}
+
+
 def _summary(record: Record) -> IntentSummary:
-    result = record.data.get("result") or {}
+    result = _result(record)
     return IntentSummary(
         id=record.key,
         type=str(record.data.get("type")),
@@ -217,7 +248,7 @@ _OUTCOMES: tuple[RunOutcome, ...] = ("success", "failure", "needs_human")
 
 def _run_items(record: Record) -> list[EvidenceItem]:
     at, status, ident = record.updated_at, record.status, f"run:{record.key}"
-    result = record.data.get("result") or {}
+    result = _result(record)
     if result.get("dry_run"):
         # Nothing ran: the work is still to do, not done.
         return [WorkItem(id=ident, source="controller", at=at, summary="dry run")]
@@ -297,7 +328,7 @@ def _wait_items(record: Record) -> list[EvidenceItem]:
         task = str(data.get("task_id") or record.key)
         return [
             TaskItem(
-                id=f"task:{task}",
+                id=f"task:{task}:{record.key}",
                 source="controller",
                 at=at,
                 task_id=task,

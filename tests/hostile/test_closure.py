@@ -239,3 +239,83 @@ def test_closure_record_with_a_broken_question_is_refused(
         assert captured.out == ""
         (line,) = captured.err.strip().splitlines()  # one line, never a traceback
         assert message in line
+
+
+# Restored state is not trusted: records in shapes this build cannot read must neither crash the
+# loop nor read as success when the subject's closure is derived from them.
+_T = "2026-11-21T12:00:00+00:00"
+_RUN = {"subject": "issue:9", "type": "run_skill", "skill": "s", "decided_at": _T}
+_OK = {"status": "succeeded", "run_outcome": "success"}
+DAMAGED: dict[str, list[tuple[str, str, str, dict[str, Any]]]] = {
+    "wait_without_on": [("wait", "w1", "live", {"subject": "issue:9", "reason": "x"})],
+    "wait_on_unknown_kind": [("wait", "w1", "live", {"subject": "issue:9", "on": "moon"})],
+    "question_not_an_object": [
+        ("wait", "w1", "live", {"subject": "issue:9", "on": "operator", "question": "Which?"})
+    ],
+    "interruption_of_unknown_kind": [
+        ("wait", "w1", "live", {"subject": "issue:9", "on": "operator", "interruption": "nap"})
+    ],
+    "timer_until_garbage": [
+        ("wait", "w1", "live", {"subject": "issue:9", "on": "timer", "until": "soon"})
+    ],
+    "run_result_not_an_object": [("intent", "a1", "succeeded", {**_RUN, "result": "ok"})],
+    "run_decided_at_garbage": [
+        ("intent", "a1", "succeeded", {**_RUN, "decided_at": "yesterday", "result": {"x": 1}})
+    ],
+    "run_outcome_unknown": [
+        ("intent", "a1", "succeeded", {**_RUN, "result": {**_OK, "run_outcome": "great"}})
+    ],
+}
+
+
+def _state(records: list[tuple[str, str, str, dict[str, Any]]]) -> Any:
+    from datetime import datetime
+
+    from holon.state.model import Record, ServeState
+
+    state = ServeState()
+    for kind, key, status, data in records:
+        at = datetime.fromisoformat(_T)
+        state.put(Record(kind=kind, key=key, status=status, updated_at=at, writer="x", data=data))  # type: ignore[arg-type]
+    return state
+
+
+@pytest.mark.parametrize("records", DAMAGED.values(), ids=DAMAGED.keys())
+def test_damaged_state_records_close_failed_not_success_nor_crash(
+    records: list[tuple[str, str, str, dict[str, Any]]],
+) -> None:
+    from holon.closure.derive import derive_closure
+    from holon.controller.ledger import StateLedger
+
+    evidence = StateLedger(_state(records)).evidence("issue:9")
+    assert evidence is not None
+    assert derive_closure(evidence).closure_outcome == "failed"
+
+
+def test_records_without_a_subject_are_ignored_not_a_crash() -> None:
+    from holon.controller.ledger import StateLedger
+
+    state = _state(
+        [("intent", "a1", "failed", {"type": "label"}), ("wait", "w1", "live", {"on": "timer"})]
+    )
+    ledger = StateLedger(state)
+    assert ledger.evidence("issue:9") is None
+
+
+def test_waits_sharing_a_task_id_do_not_collide() -> None:
+    from holon.closure.derive import derive_closure
+    from holon.controller.ledger import StateLedger
+
+    # Two waits on one task, and that task's id is also the key of the subject's run intent.
+    wait = {"subject": "issue:9", "on": "task", "task_id": "a1"}
+    state = _state(
+        [
+            ("intent", "a1", "inflight", {**_RUN, "result": None}),
+            ("wait", "w1", "live", wait),
+            ("wait", "w2", "live", wait),
+        ]
+    )
+    evidence = StateLedger(state).evidence("issue:9")
+    assert evidence is not None
+    closure = derive_closure(evidence)
+    assert closure.closure_outcome != "completed"
