@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,12 +133,11 @@ def test_engine_lost_during_wait_is_recorded_as_an_engine_failure_not_a_timeout(
     monkeypatch.setenv("DOCKER_HOST", f"unix://{proxy.path}")
     out = tmp_path / "out"
 
+    cut: list[bool] = []
+
     def cut_when_running() -> None:
-        deadline = time.monotonic() + 30
-        while not (out / "ticks").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)
-        proxy.cut()
+        # The engine goes away while Holon waits for the container: that connection drops.
+        cut.append(proxy.cut_when(b"/wait"))
 
     cutter = threading.Thread(target=cut_when_running)
     cutter.start()
@@ -148,6 +146,7 @@ def test_engine_lost_during_wait_is_recorded_as_an_engine_failure_not_a_timeout(
     finally:
         cutter.join()
         proxy.close()
+    assert cut == [True]
     assert result.status == "failed"
     assert result.agent_exit_code is None
     assert "lost the Docker engine while waiting" in result.reason
