@@ -149,6 +149,19 @@ class StateLedger:
         return Evidence(unit=Unit(kind="turn", id=subject), items=items)
 
 
+def timer_until(data: dict[str, Any]) -> datetime | None:
+    """When a timer wait fires; None for another wait, or one whose time cannot be read (its
+    closure then says the record is unreadable)."""
+    raw = data.get("until")
+    if data.get("on") != "timer" or not isinstance(raw, str):
+        return None
+    try:
+        until = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return until if until.tzinfo is not None else None
+
+
 def _track(index: dict[str, list[str]], record: Record) -> None:
     subject = record.data.get("subject")
     if not isinstance(subject, str):

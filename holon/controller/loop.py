@@ -22,7 +22,7 @@ from holon.controller.decide import Decider, Decision, target_of
 from holon.controller.facts import RepoFacts
 from holon.controller.guardrails import Refusal, authority_problem, guard
 from holon.controller.intent import ActionIntent, IntentRejected, make_intent
-from holon.controller.ledger import StateLedger
+from holon.controller.ledger import StateLedger, timer_until
 from holon.controller.policy import Policy
 from holon.controller.view import ControllerView
 from holon.executor.executor import Executor
@@ -328,12 +328,8 @@ class Controller:
                 touched.add(record.data["subject"])
         for subject in list(self.ledger.waits):
             for wait in self.ledger.wait_records(subject):
-                until = wait.data.get("until")
-                if (
-                    wait.data.get("on") == "timer"
-                    and until
-                    and datetime.fromisoformat(until) <= now
-                ):
+                until = timer_until(wait.data)
+                if until is not None and until <= now:
                     self.state.delete("wait", wait.key, at=now, writer=self.writer)
                     notes.append(f"timer fired for {subject}")
                     touched.add(subject)

@@ -319,3 +319,22 @@ def test_waits_sharing_a_task_id_do_not_collide() -> None:
     assert evidence is not None
     closure = derive_closure(evidence)
     assert closure.closure_outcome != "completed"
+
+
+@pytest.mark.parametrize("until", ["soon", "2026-11-21T12:00:00", 5])
+def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from holon.serve.serve import tick_envelope
+    from tests.controller.test_controller import _controller
+
+    ctl = _controller(tmp_path)
+    wait = {"subject": "issue:8", "on": "timer", "until": until}
+    for kind, key, status, data in [("wait", "w1", "live", wait)]:
+        ctl.state.put(_state([(kind, key, status, data)]).get(kind, key))
+    ctl.ledger = type(ctl.ledger)(ctl.state)
+    ctl.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
+    ctl.handle(tick_envelope(ctl.clock(), None))
+    (decision,) = ctl.journals.decisions.read()
+    assert decision["outcome"] == "rechecked"
+    assert "issue:8 still waits on timer" in decision["rationale"]
