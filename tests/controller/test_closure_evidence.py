@@ -216,3 +216,22 @@ def test_an_unreadable_recorded_question_still_needs_a_human() -> None:
     assert evidence is not None
     closure = derive_closure(evidence)
     assert (closure.waiting_reason, closure.operator_wait) == ("awaiting_operator_input", "other")
+
+
+def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
+    asked = {"status": "completed", "outcome": "needs_human", "question": {"id": "q", "text": "A?"}}
+    ctl = _controller(tmp_path, _agent(tmp_path, asked, exit_code=2))
+    ctl.handle(_comment("/holon solve", number=8, comment_id=1))
+    assert _closure(ctl, "issue:8").lifecycle_outcome == "askuserQuestion"
+    _later(ctl)
+    ctl.handle(_comment("/holon stop", number=8, comment_id=2))
+    # The stop is an interruption within the unit: it outranks the question (both rule 2).
+    assert _closure(ctl, "issue:8").lifecycle_outcome == "userinterlude"
+    _later(ctl)
+    (tmp_path / "second").mkdir()
+    handler = ctl.executor.handlers["run_skill"]
+    assert isinstance(handler, RunSkillHandler)
+    handler.agent = _agent(tmp_path / "second", SUCCESS)
+    ctl.handle(_comment("/holon solve", number=8, comment_id=3))
+    closure = _closure(ctl, "issue:8")
+    assert (closure.lifecycle_outcome, closure.question) == ("finished", None)
