@@ -21,6 +21,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pydantic import ValidationError
+
 from holon.closure.agent import summarize_agent
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
@@ -250,9 +252,12 @@ class Serve:
 
     def exit_code(self) -> int:
         """DESIGN.md section 5 for `serve --once`: 0 done, 1 failed, 2 human, 3 not finished."""
-        closures = [
-            ClosureRecord.model_validate(r.data).closure() for r in self.state.live("closure")
-        ]
+        closures = []
+        for record in self.state.live("closure"):
+            try:
+                closures.append(ClosureRecord.model_validate(record.data).closure())
+            except ValidationError:
+                return 1  # a closure this build cannot read (restored state) is never success
         summary = summarize_agent(closures)
         if summary.state == "failed":
             return 1

@@ -338,3 +338,33 @@ def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_p
     (decision,) = ctl.journals.decisions.read()
     assert decision["outcome"] == "rechecked"
     assert "issue:8 still waits on timer" in decision["rationale"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"closure_outcome": "completed"},
+        {"closure_outcome": "victory", "exit_code": 0},
+        {"closure_outcome": "waiting", "waiting_reason": None, "exit_code": 0},
+    ],
+    ids=["empty", "partial", "unknown_outcome", "waiting_without_reason"],
+)
+def test_serve_once_over_a_damaged_closure_record_fails_not_crashes(
+    data: dict[str, Any], tmp_path: Path
+) -> None:
+    import subprocess
+
+    from tests.serve.conftest import holon_argv, serve_env
+
+    state = tmp_path / "state"
+    state.mkdir()
+    record = {"status": "live", "updated_at": _T, "writer": "x", "data": data}
+    (state / "state.json").write_text(
+        json.dumps({"version": 1, "records": {"closure:issue:1": record}})
+    )
+    empty = tmp_path / "empty.ndjson"
+    empty.write_text("")
+    argv = holon_argv("serve", "--state-dir", str(state), "--replay", str(empty), "--once")
+    done = subprocess.run(argv, env=serve_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr  # failed: never 0 (success), never 70
