@@ -264,7 +264,8 @@ def _blocking_wait(f: _Facts) -> _Decision | None:
     if f.interruptions:
         first = _first(f.interruptions)
         how = first.by if isinstance(first, InterruptionItem) else getattr(first, "state", "")
-        detail = f"stopped by the user ({how})"
+        actor = first.actor if isinstance(first, InterruptionItem) else None
+        detail = f"stopped by {actor or 'the user'} ({how})"
         return _Decision(
             "waiting",
             "awaiting_operator_input",

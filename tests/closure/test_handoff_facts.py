@@ -78,7 +78,7 @@ def test_the_facts_include_question_interruption_and_next_owner() -> None:
     assert "question id q1" in question
     assert "maintainer" in question
     stop = _facts(_handoff("user_stop"))
-    assert any("stopped by the user (stop_command)" in f for f in stop)
+    assert any("stopped by maintainer (stop_command)" in f for f in stop)
     assert any("maintainer-bob" in f for f in stop)
     assert "holon" in _facts(_handoff("timer"))
 
