@@ -190,8 +190,8 @@ def _guarded(convert: Callable[[Record], list[EvidenceItem]], record: Record) ->
 
 
 def _decided(record: Record) -> tuple[datetime, str]:
-    """When the intent was decided (its record's first time for state written before this
-    was recorded), then its key: the order of the subject's work."""
+    """When the intent was decided (its record's last update, for state written before the
+    decision time was recorded), then its key: the order of the subject's work."""
     raw = record.data.get("decided_at")
     if isinstance(raw, str):
         try:
