@@ -212,7 +212,8 @@ def _placeholders(closure: Closure, ctx: HandoffContext) -> tuple[Closure, Hando
 
 
 def marker(handoff: Handoff) -> markdown.Trusted:
-    """The hidden marker (DESIGN.md section 7); values reduced to a safe alphabet."""
+    """The hidden marker that lets Holon find its own comment again (docs/closure.md);
+    values reduced to a safe alphabet."""
 
     def safe(value: str) -> str:
         return _MARKER_VALUE.sub("_", value) or "_"

@@ -1,4 +1,4 @@
-"""The one mapping from a derived closure to everything that reports it (DESIGN.md section 6).
+"""The one mapping from a derived closure to everything that reports it (docs/closure.md).
 
 closure -> lifecycle outcome -> process exit code -> job conclusion -> check-run conclusion.
 Every surface (the CLI, `holon run`, serve, the Action's outputs, the check run, the comment)
@@ -55,7 +55,7 @@ def _row(
 Key = tuple[str, str | None, str | None]
 OPERATOR = "awaiting_operator_input"
 
-# (closure outcome, waiting reason, operator wait) -> the row of DESIGN.md section 6.
+# (closure outcome, waiting reason, operator wait) -> its row of the table in docs/closure.md.
 TABLE: dict[Key, Report] = {
     ("completed", None, None): _row("finished", EXIT_DONE, "success", "finished"),
     ("failed", None, None): _row("failed", EXIT_FAILED, "failure", "failed"),

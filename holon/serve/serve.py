@@ -251,7 +251,7 @@ class Serve:
         return self.exit_code()
 
     def exit_code(self) -> int:
-        """DESIGN.md section 5 for `serve --once`: 0 done, 1 failed, 2 human, 3 not finished."""
+        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished."""
         closures = []
         for record in self.state.live("closure"):
             try:
