@@ -135,6 +135,7 @@ class PolicyDecider:
                 "on": "operator",
                 "interruption": "stop_command",
                 "reason": f"stopped by {actor}; any later /holon command restarts",
+                "actor": actor,
             }
             proposals.append(Proposal("wait", target, args, why))
         return Decision(self.name, why, rule.name, proposals, special)

@@ -77,6 +77,7 @@ class WaitArgs(_Args):
     reason: str | None = None
     task_id: str | None = None
     interruption: Literal["pause", "stop_command", "cancelled_workflow"] | None = None
+    actor: str | None = None  # who interrupted, for the closure and its handoff
 
 
 class NoopArgs(_Args):

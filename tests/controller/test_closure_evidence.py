@@ -226,7 +226,9 @@ def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
     _later(ctl)
     ctl.handle(_comment("/holon stop", number=8, comment_id=2))
     # The stop is an interruption within the unit: it outranks the question (both rule 2).
-    assert _closure(ctl, "issue:8").lifecycle_outcome == "userinterlude"
+    stopped = _closure(ctl, "issue:8")
+    assert stopped.lifecycle_outcome == "userinterlude"
+    assert stopped.detail == "stopped by Codertocat (stop_command)"  # who, not just "the user"
     _later(ctl)
     (tmp_path / "second").mkdir()
     handler = ctl.executor.handlers["run_skill"]
