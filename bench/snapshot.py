@@ -6,7 +6,8 @@ side by side, median of at least 10 alternating runs.
 
 The baseline is the plain user's copy: the file list from `git ls-files` (computed once, not
 timed) fed to a single `xargs -0 cp -a --reflink=auto --parents`. The measured side is
-`holon.runner.snapshot.take_snapshot`, which lists, copies, builds the snapshot's `.git` and
+`holon.runner.snapshot.take_snapshot`, which lists, copies, builds the snapshot's `.git`,
+packs the objects reachable from its refs and index (the only objects the snapshot borrows) and
 records the starting tree. Run from the repository root: `python -m bench.snapshot`.
 """
 
@@ -149,8 +150,8 @@ def holon_snapshot(repo: Path, root: Path) -> int:
     from holon.runner.snapshot import take_snapshot
 
     root.mkdir()
-    (root / "runner").mkdir()
-    snap = take_snapshot(repo, root / "workspace", root / "runner" / "git")
+    # Like run.py, the runner's private directory sits beside the run root, not under it.
+    snap = take_snapshot(repo, root / "workspace", root.with_name(root.name + "-runner") / "git")
     return snap.files
 
 

@@ -1,4 +1,10 @@
-"""The narrow git edge the runner needs: run one git command, fail with one line."""
+"""The narrow git edge the runner needs: run one git command, fail with one line.
+
+Every call ignores system and global configuration (a `local` agent can write `~/.gitconfig`),
+hooks, fsmonitor and attribute files outside the tree, and never fetches: the only configuration
+Holon's git sees is the repository config of the git directory it names, and the runner names only
+directories it wrote itself (docs/security.md).
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,23 @@ from pathlib import Path
 
 from holon.errors import HolonError
 
-# Settings that keep our own git calls independent of the user's configuration and fast.
+# Command-line settings outrank every config file git reads: nothing the agent wrote can start a
+# program through them.
 _NEUTRAL = (
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.quotePath=false",
+    *("-c", "core.fsmonitor=false"),
+    *("-c", "core.hooksPath=/dev/null"),
+    *("-c", "core.attributesFile=/dev/null"),
+    *("-c", "core.quotePath=false"),
+    *("-c", "protocol.allow=never"),
 )
+
+_ISOLATED = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
 
 
 class GitError(HolonError):
@@ -25,15 +39,17 @@ class GitError(HolonError):
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("GIT_") or k in ("GIT_CONFIG_NOSYSTEM",)
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"})
+    env.update(_ISOLATED)
     if extra:
         env.update(extra)
     return env
+
+
+def git_command(args: Sequence[str]) -> list[str]:
+    """The argv of a git call with Holon's neutral settings, for callers that stream."""
+    return ["git", *_NEUTRAL, *args]
 
 
 def git(
@@ -47,7 +63,7 @@ def git(
     """Run git and return stdout; a failure raises GitError with git's first error line."""
     try:
         proc = subprocess.run(
-            ["git", *_NEUTRAL, *args],
+            git_command(args),
             cwd=cwd,
             env=git_env(env),
             input=input,
@@ -63,10 +79,12 @@ def git(
     return proc.stdout
 
 
-def git_ok(args: Sequence[str], *, cwd: Path | None = None) -> str | None:
+def git_ok(
+    args: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
     """stdout (stripped) when git succeeds, else None: for questions whose answer may be 'no'."""
     proc = subprocess.run(
-        ["git", *_NEUTRAL, *args], cwd=cwd, env=git_env(), capture_output=True, check=False
+        git_command(args), cwd=cwd, env=git_env(env), capture_output=True, check=False
     )
     if proc.returncode != 0:
         return None

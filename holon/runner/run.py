@@ -137,14 +137,15 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     backend = backend or make_backend(request.runtime, request.backend_options())
     run_id = request.run_id or new_run_id()
     root = Path(tempfile.mkdtemp(prefix=f"holon-{run_id}-", dir=request.work_dir))
+    # The runner's own state sits beside the run root, never under it: nothing reached through
+    # the snapshot (a `..`, a link, a mount) leads to the git directory Holon diffs with.
+    private = Path(tempfile.mkdtemp(prefix=f"holon-{run_id}-runner-", dir=request.work_dir))
     output = request.output.absolute()
     created_output = False
     ran = False
     out_fd: int | None = None
     log: AgentLog | None = None
     try:
-        private = root / "runner"
-        private.mkdir()
         # The engine check and the snapshot copy are independent; overlapping them saves start-up.
         with ThreadPoolExecutor(max_workers=1) as pool:
             checked = pool.submit(backend.preflight)
@@ -203,6 +204,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             os.close(out_fd)
         if owned:
             backend.close()
+        shutil.rmtree(private, ignore_errors=True)
         if not request.keep_workspace:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -1,15 +1,18 @@
 """The workspace snapshot (RFC-0002 section 4): the agent works on a copy, never the original.
 
 A git workspace keeps its history: the snapshot gets its own small `.git` (HEAD, refs, index,
-shallow list, ignore rules, remotes without credentials) whose object store borrows the original's
-read-only through git alternates, so no object is copied and none is ever written back. The files
+shallow list, ignore rules, remotes without credentials) whose object store borrows, through git
+alternates, one pack of exactly the objects reachable from the refs and index it carries (see
+`objects.py`): never the original store, whose dangling blobs may hold what the user never
+committed, and which an agent must not be able to write into. The files
 copied are the ones git would show: tracked files with the user's uncommitted changes plus untracked
 files that are not ignored (ignored ones only when asked). Copies are real copies (`cp
 --reflink=auto` clones blocks where the filesystem can, and never hardlinks), so an agent appending
 to a file leaves the original byte-identical.
 
-The starting point is recorded as a git tree in a runner-private repository outside the snapshot,
-so the patch of the agent's changes never contains the user's own uncommitted work.
+The starting point is recorded as a git tree in a runner-private repository outside the run
+root, so the patch of the agent's changes never contains the user's own uncommitted work; the
+patch itself is computed in a git directory written after the agent stopped (`Snapshot.diff`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,8 +29,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from holon.errors import HolonError, InvalidInput
 from holon.runner.git import GitError, git, git_ok
+from holon.runner.objects import ReachablePack
+from holon.runner.tree import nested_repositories, write_tree
 
-# Where the original object store appears, relative to the run root, for both backends: the
+# Where the snapshot's borrowed objects live, relative to the run root, for both backends: the
 # snapshot's alternates file points at `../../../git-objects` from `<root>/workspace/.git/objects`.
 OBJECTS_LINK = "git-objects"
 _ALTERNATE = f"../../../{OBJECTS_LINK}"
@@ -58,23 +64,34 @@ class Snapshot:
     start_tree: str
     files: int
     include_ignored: bool
-    private_git: Path
-    objects: Path | None  # the original object store the snapshot borrows, when kind == "git"
+    private_git: Path  # the runner's own git directory, outside the run root
+    objects: Path | None  # the pack directory the snapshot borrows, when kind == "git"
+    # Holon's own reading of the start: the original's object stores and the kept settings.
+    stores: tuple[str, ...] = ()
+    config: tuple[tuple[str, str], ...] = ()
 
-    def _git_env(self, index: Path) -> dict[str, str]:
-        return {
-            "GIT_DIR": str(self.private_git),
-            "GIT_WORK_TREE": str(self.root),
-            "GIT_INDEX_FILE": str(index),
-        }
+    def _fresh_git_dir(self) -> Path:
+        """A git directory made now, after the agent stopped: its config is what Holon writes.
+
+        Nothing in the private directory is trusted beyond object contents and the start index;
+        the objects it wrote at the start are borrowed, like the original's stores.
+        """
+        path = Path(tempfile.mkdtemp(prefix="diff-", dir=self.private_git.parent))
+        _make_git_dir(path, [str(self.private_git / "objects"), *self.stores], list(self.config))
+        _copy_if_exists(self.private_git / "info" / "exclude", path / "info" / "exclude")
+        return path
+
+    def _end_tree(self, git_dir: Path) -> str:
+        index = git_dir / "index"
+        start = self.private_git / "start.index"
+        if start.is_file() and not start.is_symlink():  # none for a workspace without files
+            shutil.copyfile(start, index)
+        env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(self.root)}
+        return write_tree(self.root, env, force=self._force, nested=nested_repositories(self.root))
 
     def current_tree(self) -> str:
         """The tree of the snapshot as it is now, with the same file selection as at the start."""
-        index = self.private_git / "final.index"
-        start = self.private_git / "start.index"
-        if start.exists():  # git writes no index for a workspace without files
-            shutil.copy2(start, index)
-        return _write_tree(self.root, self._git_env(index), force=self._force)
+        return self._end_tree(self._fresh_git_dir())
 
     @property
     def _force(self) -> bool:
@@ -82,7 +99,8 @@ class Snapshot:
 
     def diff(self) -> bytes:
         """The agent's changes since the start as a `git apply`-able binary patch."""
-        end = self.current_tree()
+        git_dir = self._fresh_git_dir()
+        end = self._end_tree(git_dir)
         if end == self.start_tree:
             return b""
         return git(
@@ -99,19 +117,8 @@ class Snapshot:
                 self.start_tree,
                 end,
             ],
-            env={"GIT_DIR": str(self.private_git)},
+            env={"GIT_DIR": str(git_dir)},
         )
-
-
-def _write_tree(root: Path, env: dict[str, str], *, force: bool) -> str:
-    # Copies keep size and mtime but not inode or ctime: comparing only those lets git skip
-    # re-reading every unchanged file.
-    stat = ["-c", "core.checkStat=minimal", "-c", "core.trustctime=false"]
-    add = [*stat, "add", "--all", "--ignore-errors"]
-    if force:
-        add.append("--force")
-    git([*add, "--", "."], cwd=root, env=env)
-    return git([*stat, "write-tree"], cwd=root, env=env).decode().strip()
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,9 @@ class _Repo:
 def _find_repo(workspace: Path) -> _Repo | None:
     out = git_ok(
         [
+            # Global config is ignored, so the user's safe.directory list is too: the workspace
+            # they named is the one directory trusted (git checks the top it finds against it).
+            *("-c", f"safe.directory={workspace.absolute()}"),
             "rev-parse",
             "--path-format=absolute",
             "--is-bare-repository",
@@ -146,11 +156,16 @@ def _find_repo(workspace: Path) -> _Repo | None:
     return _Repo(top=top, git_dir=Path(lines[2]), common_dir=Path(lines[3]))
 
 
+def _env(repo: _Repo) -> dict[str, str]:
+    """The original, named explicitly: no discovery, no ownership question after `_find_repo`."""
+    return {"GIT_DIR": str(repo.git_dir), "GIT_WORK_TREE": str(repo.top)}
+
+
 def _list_files(repo: _Repo, include_ignored: bool) -> list[bytes]:
     args = ["ls-files", "-z", "--cached", "--others"]
     if not include_ignored:
         args.append("--exclude-standard")
-    out = git(args, cwd=repo.top)
+    out = git(args, cwd=repo.top, env=_env(repo))
     seen: set[bytes] = set()
     files = []
     top = bytes(repo.top)
@@ -195,21 +210,29 @@ class _Copy:
             self.proc.wait()
 
 
-def _detach_submodules(repo: _Repo, dest: Path) -> None:
-    """Submodule checkouts point at `.git/modules/<name>`, which the snapshot does not have.
-
-    Their `.git` files are removed from the copy: the files stay for the agent to read, and git
-    then sees an unpopulated submodule instead of failing on a dangling gitdir.
-    """
-    if not (repo.top / ".gitmodules").is_file():
-        return
-    out = git(["ls-files", "-z", "--stage"], cwd=repo.top)
+def _gitlinks(repo: _Repo) -> list[bytes]:
+    """Paths the user's index records as submodules (gitlinks)."""
+    out = git(["ls-files", "-z", "--stage"], cwd=repo.top, env=_env(repo))
+    found = []
     for entry in out.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         if meta.startswith(b"160000 "):
-            gitfile = Path(os.fsdecode(bytes(dest) + b"/" + name)) / ".git"
-            if gitfile.is_file():
-                gitfile.unlink()
+            found.append(name)
+    return found
+
+
+def _detach_submodules(dest: Path, gitlinks: list[bytes]) -> None:
+    """Submodule checkouts point at `.git/modules/<name>`, which the snapshot does not have.
+
+    Their `.git` files are removed from the copy: the files stay for the agent to read, and git
+    then sees an unpopulated submodule instead of failing on a dangling gitdir. Holon's own trees
+    record their files like any other nested directory (`tree.py`), so an edit inside one is
+    carried in the patch.
+    """
+    for name in gitlinks:
+        gitfile = Path(os.fsdecode(bytes(dest) + b"/" + name)) / ".git"
+        if gitfile.is_file() and not gitfile.is_symlink():
+            gitfile.unlink()
 
 
 def _strip_credentials(url: str) -> str:
@@ -271,7 +294,7 @@ def _config_text(entries: list[tuple[str, str]]) -> str:
 
 
 def _make_git_dir(path: Path, alternates: list[str], config: list[tuple[str, str]]) -> None:
-    (path / "objects" / "info").mkdir(parents=True)
+    (path / "objects" / "info").mkdir(parents=True)  # `path` itself may exist, empty
     (path / "refs" / "heads").mkdir(parents=True)
     (path / "refs" / "tags").mkdir(parents=True)
     (path / "HEAD").write_text("ref: refs/heads/main\n")
@@ -301,8 +324,10 @@ def take_snapshot(
 ) -> Snapshot:
     """Copy `source` into `dest` (which must not exist) and record its starting point in `private`.
 
-    `dest.parent / OBJECTS_LINK` becomes a symlink to the original object store for a git
-    workspace; a container backend mounts the store at the same place instead.
+    For a git workspace `dest.parent / OBJECTS_LINK` receives the pack of reachable objects the
+    snapshot borrows; a container backend mounts it read-only at the same relative place.
+    `private` must lie outside anything the agent can reach (run.py makes it a sibling of the run
+    root): Holon's start tree and the objects it wrote for it live there.
     """
     if not source.is_dir():
         raise InvalidInput(f"workspace is not a directory: {source}")
@@ -331,7 +356,7 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
     _make_git_dir(private, [], [])
     index = private / "start.index"
     env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(index)}
-    tree = _write_tree(dest, env, force=True)
+    tree = write_tree(dest, env, force=True, nested=nested_repositories(dest))
     files = git(["ls-files", "-z"], cwd=dest, env=env).count(b"\0")
     return Snapshot(
         source=source,
@@ -351,14 +376,19 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     names = _list_files(repo, include_ignored)
     objects = repo.common_dir / "objects"
     config = _kept_config(repo.common_dir)
-    borrowed = _original_alternates(repo.common_dir)
+    stores = [str(objects), *_original_alternates(repo.common_dir)]
+    gitlinks = _gitlinks(repo)
+    # `ls-files --others` names a nested repository as one `dir/` entry; cp copies all of it.
+    nested = [name.rstrip(b"/") for name in names if name.endswith(b"/")] + gitlinks
 
     # The runner's private record of the starting point, outside anything the agent can touch.
     # It is taken from the original tree (read-only: objects and index go to the private
-    # directory) while the copy runs, since both take about as long and use different cores.
-    _make_git_dir(private, [str(objects), *borrowed], config)
+    # directory) while the copy and the pack run, since they use different cores.
+    _make_git_dir(private, stores, config)
     copy = _Copy(repo.top, dest, names, private / "files.list")
+    pack: ReachablePack | None = None
     try:
+        pack = ReachablePack(repo.git_dir, repo.top, dest.parent / OBJECTS_LINK)
         _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
         index = private / "start.index"
         env = {
@@ -368,23 +398,26 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
         }
         try:
             _copy_if_exists(repo.git_dir / "index", index)
-            tree = _write_tree(repo.top, env, force=include_ignored)
+            tree = write_tree(repo.top, env, force=include_ignored, nested=nested)
         except GitError:
             # An index git cannot read outside its repository (split index, newer format):
             # start from nothing and hash every file instead.
             index.unlink(missing_ok=True)
-            tree = _write_tree(repo.top, env, force=include_ignored)
-        head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo.top)
-        branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], cwd=repo.top)
+            tree = write_tree(repo.top, env, force=include_ignored, nested=nested)
+        head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], env=_env(repo))
+        branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], env=_env(repo))
+        pack.wait()
     except BaseException:
         copy.kill()
+        if pack is not None:
+            pack.kill()
         raise
     copy.wait()
-    _detach_submodules(repo, dest)
+    _detach_submodules(dest, gitlinks)
 
-    # The agent's repository: the user's view of HEAD, refs and index, borrowing objects.
+    # The agent's repository: the user's view of HEAD, refs and index, borrowing only the pack.
     dot_git = dest / ".git"
-    _make_git_dir(dot_git, [_ALTERNATE, *borrowed], config)
+    _make_git_dir(dot_git, [_ALTERNATE], config)
     shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
     for name in ("packed-refs", "shallow", "info/exclude"):
         _copy_if_exists(repo.common_dir / name, dot_git / name)
@@ -392,9 +425,6 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     refs = repo.common_dir / "refs"
     if refs.is_dir():
         shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
-    link = dest.parent / OBJECTS_LINK
-    if not link.exists():
-        link.symlink_to(objects, target_is_directory=True)
 
     return Snapshot(
         source=repo.top,
@@ -406,5 +436,7 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
         files=len(names),
         include_ignored=include_ignored,
         private_git=private,
-        objects=objects,
+        objects=dest.parent / OBJECTS_LINK,
+        stores=tuple(stores),
+        config=tuple(config),
     )

@@ -108,6 +108,69 @@ leak_secret)
   echo "$SECRET_TOKEN" >> "$ws/tracked.txt"
   manifest completed needs_human ', "error": "boom '"$SECRET_TOKEN"'", "question": {"id": "q", "text": "is '"$SECRET_TOKEN"' right?"}, "'"$SECRET_TOKEN"'": 1'
   exit 2 ;;
+plant_git_config)
+  # Filters, fsmonitor and hooks everywhere the agent can write a git config or attribute file,
+  # including whatever lies beside the workspace; each would run $PWN_CMD if Holon's git read it.
+  cfg="[core]
+	fsmonitor = $PWN_CMD
+	hooksPath = $ws/hooks
+	worktree = $PWN_WORKTREE
+[filter \"pwn\"]
+	clean = $PWN_CMD
+	smudge = $PWN_CMD
+	required = true
+[diff \"pwn\"]
+	textconv = $PWN_CMD
+	command = $PWN_CMD
+[include]
+	path = $ws/extra.cfg"
+  for f in "$ws/.git/config" "$ws/extra.cfg" "$HOME/.gitconfig" "$ws"/../*/config "$ws"/../*/*/config; do
+    [ -e "$f" ] || [ "$f" = "$ws/extra.cfg" ] || [ "$f" = "$HOME/.gitconfig" ] || continue
+    printf '%s\n' "$cfg" >> "$f" 2>/dev/null
+  done
+  printf '* filter=pwn diff=pwn\n' > "$ws/.gitattributes"
+  printf '* filter=pwn\n' > "$ws/.git/info/attributes" 2>/dev/null
+  ls -a "$ws/.." > "$out/beside.txt"
+  echo "agent line" >> "$ws/tracked.txt"
+  manifest completed success ;;
+write_objects)
+  # Everything the snapshot's object store leads to: the borrowed store and each alternate.
+  : > "$out/written.txt"
+  for dir in "$ws/.git/objects/../../../git-objects" $(cat "$ws/.git/objects/info/alternates"); do
+    case "$dir" in /*) ;; *) dir="$ws/.git/objects/$dir" ;; esac
+    if mkdir -p "$dir/ab" 2>/dev/null && echo intruder > "$dir/ab/cdef0123456789abcdef0123456789abcdef01" 2>/dev/null; then
+      echo "$dir" >> "$out/written.txt"
+    fi
+    echo intruder > "$dir/intruder" 2>/dev/null && echo "$dir" >> "$out/written.txt"
+  done
+  manifest completed success ;;
+read_object)
+  # The original's dangling blob by its id, through git when there is one and as a loose file.
+  : > "$out/found.txt"
+  if command -v git > /dev/null; then
+    (cd "$ws" && git cat-file -p "$SECRET_SHA") >> "$out/found.txt" 2>/dev/null
+  fi
+  rest=${SECRET_SHA#??}; fan=${SECRET_SHA%"$rest"}
+  for dir in "$ws/.git/objects" "$ws/.git/objects/../../../git-objects" $(cat "$ws/.git/objects/info/alternates"); do
+    case "$dir" in /*) ;; *) dir="$ws/.git/objects/$dir" ;; esac
+    [ -e "$dir/$fan/$rest" ] && echo "loose in $dir" >> "$out/found.txt"
+    cat "$dir"/pack/*.pack 2>/dev/null | grep -c "$SECRET_TEXT" >> "$out/grep.txt"
+  done
+  manifest completed success ;;
+nested_repos)
+  # A scaffolder's `git init` (a bare-bones .git directory, as busybox has no git), and a .git
+  # file naming a repository on the host, each beside files that must reach the patch.
+  mkdir -p "$ws/app/.git/objects" "$ws/app/.git/refs/heads" "$ws/app/src" "$ws/linked"
+  echo 'ref: refs/heads/main' > "$ws/app/.git/HEAD"
+  echo 'print("scaffolded")' > "$ws/app/src/main.py"
+  echo '# App' > "$ws/app/README.md"
+  echo "gitdir: $HOST_REPO" > "$ws/linked/.git"
+  echo 'linked file' > "$ws/linked/notes.txt"
+  echo "agent line" >> "$ws/tracked.txt"
+  manifest completed success ;;
+edit_submodule)
+  echo "agent edit" >> "$ws/sub/f.txt"
+  manifest completed success ;;
 *)
   echo "unknown MODE=$MODE" >&2
   exit 1 ;;

@@ -17,7 +17,7 @@ from tests.conftest import git
 def _snap(source: Path, tmp_path: Path, **kw: bool) -> object:
     root = tmp_path / "run"
     root.mkdir(exist_ok=True)
-    return take_snapshot(source, root / "workspace", root / "runner" / "git", **kw)
+    return take_snapshot(source, root / "workspace", tmp_path / "private" / "git", **kw)
 
 
 def _count_objects(repo: Path) -> str:
@@ -140,15 +140,19 @@ def test_subdirectory_is_a_plain_directory(make_repo: Callable[..., Path], tmp_p
     assert not (snap.root / ".git").exists()  # type: ignore[attr-defined]
 
 
-def test_objects_link_points_at_original_store(
+def test_snapshot_borrows_a_pack_of_reachable_objects(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     repo = make_repo()
     snap = _snap(repo, tmp_path)
-    link = tmp_path / "run" / OBJECTS_LINK
-    assert link.resolve() == (repo / ".git" / "objects").resolve()
+    store = tmp_path / "run" / OBJECTS_LINK
+    assert store.is_dir() and not store.is_symlink()
+    assert snap.objects == store  # type: ignore[attr-defined]
+    assert {".idx", ".pack"} <= {p.suffix for p in (store / "pack").iterdir()}
     alternates = (snap.root / ".git" / "objects" / "info" / "alternates").read_text()  # type: ignore[attr-defined]
-    assert alternates.splitlines()[0] == f"../../../{OBJECTS_LINK}"
+    assert alternates.splitlines() == [f"../../../{OBJECTS_LINK}"]
+    # Every object of history and index is there: git can check the whole repository.
+    subprocess.run(["git", "fsck", "--no-dangling"], cwd=snap.root, check=True)  # type: ignore[attr-defined]
 
 
 def test_not_a_directory(tmp_path: Path) -> None:
@@ -177,7 +181,7 @@ def test_empty_workspaces(tmp_path: Path) -> None:
     empty_dir.mkdir()
     for i, source in enumerate((empty_repo, empty_dir)):
         root = tmp_path / f"run{i}"
-        snap = take_snapshot(source, root / "workspace", root / "runner" / "git")
+        snap = take_snapshot(source, root / "workspace", tmp_path / f"private{i}" / "git")
         assert snap.diff() == b""
         (snap.root / "new.txt").write_text("new\n")
         assert b"+new" in snap.diff()
