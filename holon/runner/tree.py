@@ -64,14 +64,16 @@ def write_tree(work_tree: Path, env: Mapping[str, str], *, force: bool, nested: 
 
     # Index entries under a nested directory (a gitlink, or files of the last pass) go first, so
     # what is there now is all that remains.
-    stale = git(
-        ["ls-files", "-z", "--cached", "--", *(f":(literal){os.fsdecode(p)}" for p in nested)],
-        cwd=work_tree,
-        env=env,
-    )
+    prefixes = tuple(p + b"/" for p in nested)
+    listed = git(["ls-files", "-z", "--cached"], cwd=work_tree, env=env).split(b"\0")
+    tops = set(nested)
+    stale = [name for name in listed if name in tops or name.startswith(prefixes)]
     if stale:
         git(
-            ["update-index", "--force-remove", "-z", "--stdin"], cwd=work_tree, env=env, input=stale
+            ["update-index", "--force-remove", "-z", "--stdin"],
+            cwd=work_tree,
+            env=env,
+            input=b"\0".join(stale) + b"\0",
         )
     excluded = b"".join(b":(exclude,literal)" + p + b"\0" for p in nested)
     git(

@@ -239,7 +239,8 @@ def test_git_init_in_a_subdirectory_is_carried_in_the_patch(
     )
     result = run_agent("nested_repos", repo, spec=spec)
     assert result.status == "completed"
-    assert result.patch.source == "runner" and result.patch.error is None
+    assert result.patch.source == "runner"
+    assert result.patch.error is None
     patch_path = Path(result.output_path) / "diff.patch"
     patch = patch_path.read_bytes()
     assert b"Subproject commit" not in patch

@@ -146,7 +146,8 @@ def test_snapshot_borrows_a_pack_of_reachable_objects(
     repo = make_repo()
     snap = _snap(repo, tmp_path)
     store = tmp_path / "run" / OBJECTS_LINK
-    assert store.is_dir() and not store.is_symlink()
+    assert store.is_dir()
+    assert not store.is_symlink()
     assert snap.objects == store  # type: ignore[attr-defined]
     assert {".idx", ".pack"} <= {p.suffix for p in (store / "pack").iterdir()}
     alternates = (snap.root / ".git" / "objects" / "info" / "alternates").read_text()  # type: ignore[attr-defined]
