@@ -18,10 +18,18 @@ from pathlib import Path
 from holon.runner.git import GitError, git_command, git_env
 
 
+def _quoted(path: str) -> str:
+    """A path as GIT_ALTERNATE_OBJECT_DIRECTORIES takes it: C-quoted when it holds a colon."""
+    if ":" not in path and not path.startswith('"'):
+        return path
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
 class ReachablePack:
     """`git pack-objects` into `dest/pack`, started now and finished by `wait()`."""
 
-    def __init__(self, git_dir: Path, work_tree: Path, dest: Path) -> None:
+    def __init__(self, git_dir: Path, work_tree: Path, stores: list[str], dest: Path) -> None:
         (dest / "pack").mkdir(parents=True)
         (dest / "info").mkdir()
         self.proc = subprocess.Popen(
@@ -40,7 +48,17 @@ class ReachablePack:
                 ]
             ),
             cwd=work_tree,
-            env=git_env({"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}),
+            # The pack's own store is the object directory and the original's are alternates:
+            # git writes its temporary files in the object directory, which must be ours (and
+            # on the destination's filesystem), never the original's.
+            env=git_env(
+                {
+                    "GIT_DIR": str(git_dir),
+                    "GIT_WORK_TREE": str(work_tree),
+                    "GIT_OBJECT_DIRECTORY": str(dest),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": ":".join(_quoted(s) for s in stores),
+                }
+            ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -55,4 +73,4 @@ class ReachablePack:
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
+        self.proc.communicate()  # reaps it and closes the pipe

@@ -205,9 +205,11 @@ class _Copy:
             raise SnapshotError(f"cannot copy the workspace: {lines[0] if lines else 'cp failed'}")
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
+        self.proc.communicate()  # reaps it and closes the pipe
 
 
 def _gitlinks(repo: _Repo) -> list[bytes]:
@@ -388,7 +390,7 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     copy = _Copy(repo.top, dest, names, private / "files.list")
     pack: ReachablePack | None = None
     try:
-        pack = ReachablePack(repo.git_dir, repo.top, dest.parent / OBJECTS_LINK)
+        pack = ReachablePack(repo.git_dir, repo.top, stores, dest.parent / OBJECTS_LINK)
         _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
         index = private / "start.index"
         env = {

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,3 +80,26 @@ def test_unborn_repository_gets_an_empty_pack(tmp_path: Path) -> None:
     assert git(snap.root, "status", "--porcelain") == "?? a.txt\n"
     (snap.root / "a.txt").write_text("b\n")
     assert b"+b" in snap.diff()
+
+
+def test_packing_writes_nothing_into_the_original_and_crosses_filesystems(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    store = repo / ".git" / "objects"
+    before = sorted(store.rglob("*"))
+    # A run root on another filesystem (tmpfs) than the repository: git's temporary pack file is
+    # made in the pack's own directory, not in the original store.
+    other = Path(tempfile.mkdtemp(dir="/dev/shm")) if os.path.isdir("/dev/shm") else tmp_path
+    try:
+        snap = take_snapshot(repo, other / "run" / "workspace", other / "private" / "git")
+        assert git(snap.root, "log", "--format=%s") == "initial\n"
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+    assert sorted(store.rglob("*")) == before
+
+
+def test_repository_path_with_a_colon(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo("odd:name")
+    snap = _snap(repo, tmp_path)
+    assert git(snap.root, "log", "--format=%s") == "initial\n"
