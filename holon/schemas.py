@@ -40,7 +40,11 @@ def _model(reference: str) -> type[BaseModel]:
     return model
 
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"
+def default_dir() -> Path:
+    """`schemas/` of the checkout, or the copy an installed package carries."""
+    from holon.packaged import data_dir
+
+    return data_dir("schemas")
 
 
 def render(name: str) -> str:
@@ -66,9 +70,11 @@ def stale(directory: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m holon.schemas")
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--check", action="store_true", help="exit 1 if any schema is stale")
     args = parser.parse_args(argv)
+    if args.dir is None:
+        args.dir = default_dir()
     if args.check:
         names = stale(args.dir)
         for name in names:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
 
-from holon.schemas import DEFAULT_DIR, SCHEMAS, stale
+from holon.schemas import SCHEMAS, stale
 from tests.contract.test_spec import FULL
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DIR = REPO / "schemas"
 
 
 def test_exported_schemas_are_current() -> None:
@@ -61,7 +65,7 @@ def test_evidence_and_closure_schemas_accept_the_examples() -> None:
     from holon.closure.evidence import parse_evidence
     from holon.closure.record import ClosureRecord
 
-    examples = DEFAULT_DIR.parent / "docs" / "examples" / "closure"
+    examples = REPO / "docs" / "examples" / "closure"
     paths = sorted(examples.glob("*.evidence.json"))
     assert paths
     for path in paths:

@@ -1,4 +1,5 @@
-"""The skill catalog: names and declared inputs of skills, read from `skills/*/SKILL.md`.
+"""The skill catalog: names and declared inputs of skills, read from `skills/*/SKILL.md`
+(shipped inside the package when installed: `holon.packaged`).
 
 `SkillCatalog` is the narrow interface the controller needs; `DirectoryCatalog` reads the
 frontmatter of each SKILL.md, `StaticCatalog` is the in-memory implementation tests use.
@@ -81,4 +82,6 @@ class DirectoryCatalog(StaticCatalog):
 
 
 def default_catalog() -> DirectoryCatalog:
-    return DirectoryCatalog(Path(__file__).resolve().parents[2] / "skills")
+    from holon.packaged import data_dir
+
+    return DirectoryCatalog(data_dir("skills"))
