@@ -11,7 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from holon.errors import HolonError
+from holon.errors import OperationalError
 
 
 def data_dir(name: Literal["skills", "schemas"]) -> Path:
@@ -21,4 +21,6 @@ def data_dir(name: Literal["skills", "schemas"]) -> Path:
     checkout = Path(__file__).resolve().parent.parent / name
     if checkout.is_dir():
         return checkout
-    raise HolonError(f"this Holon installation has no {name}/ (looked in {packaged}, {checkout})")
+    raise OperationalError(
+        f"this Holon installation has no {name}/ (looked in {packaged}, {checkout})"
+    )

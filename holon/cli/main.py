@@ -1,17 +1,21 @@
 """`holon` entry point: parse, dispatch to one lazily imported command, map errors to exit codes.
 
-Exit codes follow DESIGN.md section 5: expected failures print one line; an unexpected exception
-prints one line naming the log file that holds its traceback (exit 70); Ctrl-C exits 130; usage
-errors exit 64 instead of argparse's 2, which the Agent Contract reserves for "needs human".
+Exit codes follow docs/cli.md ("Exit codes"): expected failures print one line; an unexpected
+exception prints one line naming the log file that holds its traceback (exit 70, always with a log);
+a failed git or filesystem step exits 74; Ctrl-C exits 130; usage errors exit 64 instead of
+argparse's 2, which the Agent Contract reserves for "needs human"; a reader that closed the pipe
+(`holon serve status | head -1`) ends the command quietly with 141, as SIGPIPE would.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -24,6 +28,7 @@ from holon.errors import HolonError
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 # name -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,26 +59,47 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _log_path() -> Path:
+def _log_paths() -> list[Path]:
+    """Where the traceback of an internal error goes, first choice first."""
+    paths = []
     base = os.environ.get("HOLON_LOG_DIR") or os.environ.get("RUNNER_TEMP")
     if base:
-        return Path(base) / "holon-error.log"
+        paths.append(Path(base) / "holon-error.log")
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "holon" / "holon-error.log"
+    paths.append(Path(cache) / "holon" / "holon-error.log")
+    # Last resort, so an internal error always names a log: a per-user file in the temp dir.
+    paths.append(Path(tempfile.gettempdir()) / f"holon-error-{os.getuid()}.log")
+    return paths
 
 
 def _report_internal(exc: BaseException) -> int:
-    path = _log_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
-            log.write(f"--- {datetime.now(UTC).isoformat()} holon {__version__} {sys.argv!r}\n")
-            log.write("".join(traceback.format_exception(exc)))
-        where = f"traceback in {path}"
-    except OSError:
-        where = "could not write the log"
-    print(f"holon: internal error: {exc.__class__.__name__}; {where}", file=sys.stderr)
+    text = f"--- {datetime.now(UTC).isoformat()} holon {__version__} {sys.argv!r}\n"
+    text += "".join(traceback.format_exception(exc))
+    for path in _log_paths():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # O_NOFOLLOW: a planted link in a shared temp dir must not redirect the log.
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as log:
+                log.write(text)
+        except (OSError, ValueError):
+            continue
+        print(
+            f"holon: internal error: {exc.__class__.__name__}; traceback in {path}", file=sys.stderr
+        )
+        return EXIT_INTERNAL
+    # No log could be written anywhere: the traceback itself is the only record left.
+    print(text, file=sys.stderr, end="")
+    print(f"holon: internal error: {exc.__class__.__name__}; no log writable", file=sys.stderr)
     return EXIT_INTERNAL
+
+
+def _pipe_closed() -> int:
+    # Whoever reads our output has gone; anything still buffered would only raise again at exit.
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def build_parser(command: str | None) -> Parser:
@@ -103,7 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
         return module.main(args)
+    except BrokenPipeError:
+        return _pipe_closed()
     except HolonError as exc:
+        if exc.exit_code == EXIT_INTERNAL:
+            return _report_internal(exc)
         print(f"holon: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -123,4 +153,9 @@ def _terminate(signum: int, frame: object) -> None:
 
 def entry() -> NoReturn:
     signal.signal(signal.SIGTERM, _terminate)
-    sys.exit(main())
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _pipe_closed()
+    sys.exit(code)

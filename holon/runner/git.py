@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from holon.errors import HolonError
+from holon.errors import OperationalError
 
 # Command-line settings outrank every config file git reads: nothing the agent wrote can start a
 # program through them.
@@ -34,7 +34,7 @@ _ISOLATED = {
 }
 
 
-class GitError(HolonError):
+class GitError(OperationalError):
     """A git command the runner relies on failed."""
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from holon.errors import HolonError, InvalidInput
+from holon.errors import InvalidInput, OperationalError
 from holon.runner.git import GitError, git, git_ok
 from holon.runner.objects import ReachablePack
 from holon.runner.tree import nested_repositories, write_tree
@@ -48,7 +48,7 @@ _KEPT_CONFIG = re.compile(
 )
 
 
-class SnapshotError(HolonError):
+class SnapshotError(OperationalError):
     """The snapshot could not be taken or read."""
 
 

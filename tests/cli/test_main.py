@@ -1,0 +1,158 @@
+"""The entry point's error tiers: internal errors always name their log, operational failures have
+their own code, and a reader that closes the pipe ends a command quietly."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from holon.cli import main as cli
+from holon.errors import HolonError
+from holon.runner.git import GitError
+from holon.runner.snapshot import SnapshotError
+
+REPO = Path(__file__).resolve().parents[2]
+EVIDENCE = REPO / "docs" / "examples" / "closure" / "awake_while_waiting.evidence.json"
+
+
+@pytest.fixture
+def failing_skills(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
+    """`holon skills list` raises whatever the test puts in the list."""
+    import holon.cli.skills_cmd as skills_cmd
+
+    raised: list[BaseException] = []
+
+    def boom(args: argparse.Namespace) -> int:
+        raise raised[0]
+
+    monkeypatch.setattr(skills_cmd, "main", boom)
+    return raised
+
+
+@pytest.fixture
+def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    places = {"dir": tmp_path / "logs", "cache": tmp_path / "cache", "tmp": tmp_path / "tmp"}
+    places["tmp"].mkdir()
+    monkeypatch.setenv("HOLON_LOG_DIR", str(places["dir"]))
+    monkeypatch.delenv("RUNNER_TEMP", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(places["cache"]))
+    monkeypatch.setattr(tempfile, "tempdir", str(places["tmp"]))
+    return places
+
+
+def test_a_bare_holon_error_is_internal_and_names_its_log(
+    failing_skills: list[BaseException], logs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing_skills.append(HolonError("an invariant of Holon's own broke"))
+    assert cli.main(["skills", "list"]) == 70
+    log = logs["dir"] / "holon-error.log"
+    assert capsys.readouterr().err == f"holon: internal error: HolonError; traceback in {log}\n"
+    assert "an invariant of Holon's own broke" in log.read_text()
+
+
+@pytest.mark.parametrize("blocked", ["dir", "dir+cache"])
+def test_an_internal_error_falls_back_to_a_writable_log(
+    blocked: str,
+    failing_skills: list[BaseException],
+    logs: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A file where a log directory should be: that place cannot hold the log.
+    logs["dir"].write_text("not a directory")
+    if "cache" in blocked:
+        logs["cache"].write_text("not a directory")
+    failing_skills.append(RuntimeError("unexpected"))
+    assert cli.main(["skills", "list"]) == 70
+    err = capsys.readouterr().err
+    want = (
+        logs["cache"] / "holon" / "holon-error.log"
+        if blocked == "dir"
+        else logs["tmp"] / f"holon-error-{os.getuid()}.log"
+    )
+    assert err == f"holon: internal error: RuntimeError; traceback in {want}\n"
+    assert "RuntimeError: unexpected" in want.read_text()
+
+
+def test_a_planted_link_does_not_redirect_the_log(
+    failing_skills: list[BaseException], logs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    victim = logs["tmp"] / "victim"
+    victim.write_text("untouched\n")
+    logs["dir"].mkdir()
+    (logs["dir"] / "holon-error.log").symlink_to(victim)
+    failing_skills.append(RuntimeError("unexpected"))
+    assert cli.main(["skills", "list"]) == 70
+    assert victim.read_text() == "untouched\n"
+    assert "traceback in " + str(logs["cache"]) in capsys.readouterr().err
+
+
+def test_no_writable_log_prints_the_traceback(
+    failing_skills: list[BaseException],
+    logs: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (logs["tmp"] / "file").write_text("a file, not a directory")
+    monkeypatch.setattr(cli, "_log_paths", lambda: [logs["tmp"] / "file" / "holon-error.log"])
+    failing_skills.append(RuntimeError("unexpected"))
+    assert cli.main(["skills", "list"]) == 70
+    err = capsys.readouterr().err
+    assert "RuntimeError: unexpected" in err
+    assert err.endswith("holon: internal error: RuntimeError; no log writable\n")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [GitError("git diff failed: fatal: bad object"), SnapshotError("cannot copy the workspace")],
+)
+def test_operational_failures_exit_74_with_one_line(
+    error: HolonError,
+    failing_skills: list[BaseException],
+    logs: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    failing_skills.append(error)
+    assert cli.main(["skills", "list"]) == 74
+    assert capsys.readouterr().err == f"holon: error: {error}\n"
+    assert not logs["dir"].exists()
+
+
+def _holon(*argv: str) -> list[str]:
+    return [sys.executable, "-c", "from holon.cli.main import entry; entry()", *argv]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["skills", "list"], id="skills-list"),
+        pytest.param(["closure", "derive", str(EVIDENCE)], id="closure-derive"),
+        pytest.param(["serve", "status", "--state-dir", "STATE"], id="serve-status"),
+    ],
+)
+def test_a_closed_pipe_ends_the_command_quietly(argv: list[str], tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    example = REPO / "examples" / "serve"
+    assert (
+        cli.main(
+            ["serve", "--state-dir", str(state), "--replay", str(example / "replay.ndjson")]
+            + ["--facts", str(example / "facts.json"), "--dry-run", "--once"]
+        )
+        == 2
+    )
+    argv = [str(state) if a == "STATE" else a for a in argv]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes a byte (`| true`)
+    try:
+        proc = subprocess.run(
+            _holon(*argv), stdout=write, stderr=subprocess.PIPE, check=False
+        )
+    finally:
+        os.close(write)
+    assert proc.stderr == b""
+    assert proc.returncode == 141
