@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -74,13 +76,23 @@ def make_repo(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[Any]:
+    reason = None
     try:
         import docker
 
+        host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        if host.startswith("unix://") and not os.path.exists(host.removeprefix("unix://")):
+            raise FileNotFoundError(f"no socket at {host.removeprefix('unix://')}")
         client = docker.from_env()
         client.ping()
     except Exception as exc:
-        reason = f"no Docker engine reachable ({exc.__class__.__name__})"
+        reason = f"no Docker engine reachable ({exc.__class__.__name__}: {exc})"
+    if reason is not None:
+        # The SDK leaks the socket of a failed connect; once the exception is gone, collect it
+        # quietly instead of letting its ResourceWarning fail whichever test the GC runs in.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
         if REQUIRE_DOCKER:
             pytest.fail(f"HOLON_REQUIRE_DOCKER=1 but {reason}")
         pytest.skip(reason)

@@ -104,7 +104,7 @@ def test_container_removed_afterwards(
 
 
 def test_missing_image_one_line_and_no_output(
-    make_repo: Callable[..., Path], tmp_path: Path
+    docker_client: Any, make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     with pytest.raises(Unavailable, match="image 'holon-no-such-image:1' is not in the local"):
