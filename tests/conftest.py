@@ -6,6 +6,7 @@ import gc
 import os
 import socket
 import subprocess
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,20 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         raise RuntimeError(f"test tried to reach the network: {address!r}")
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _own_temp_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Each test gets its own temp dir (for Holon and its subprocesses); one that leaves a
+    `holon-*` run root or scratch directory behind there fails, so no run litters /tmp."""
+    temp = tmp_path_factory.mktemp("tmp", numbered=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    yield temp
+    left = sorted(p.name for p in temp.iterdir() if p.name.startswith("holon-"))
+    assert not left, f"the test left {left} in its temp dir"
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -55,7 +55,7 @@ class StaticFacts:
         return self.green.get((repo, sha))
 
     def is_holon_pr(self, repo: str, number: int) -> bool | None:
-        # DESIGN.md section 7: head branch starts `holon/`, in the same repository.
+        # docs/architecture.md, "Conventions": head branch starts `holon/`, in the same repository.
         pull = self.pulls.get((repo, number))
         if pull is None:
             return None

@@ -1,4 +1,4 @@
-"""Recorded events (DESIGN.md section 7): one JSON object per line, a raw delivery
+"""Recorded events (docs/architecture.md, "Conventions"): one JSON object per line, a raw delivery
 `{"event", "delivery", "payload"}` or an already normalized EventEnvelope."""
 
 from __future__ import annotations
