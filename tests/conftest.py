@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -36,17 +37,25 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+SYSTEM_TEMP = tempfile.gettempdir()
+
+
 @pytest.fixture(autouse=True)
 def _own_temp_dir(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     """Each test gets its own temp dir (for Holon and its subprocesses); one that leaves a
-    `holon-*` run root or scratch directory behind there fails, so no run litters /tmp."""
-    temp = tmp_path_factory.mktemp("tmp", numbered=True)
+    `holon-*` run root or scratch directory behind there fails, so no run litters /tmp.
+
+    It is world-writable and sticky like /tmp, since some tests run a process as nobody."""
+    tmp_path_factory.getbasetemp()  # pytest's own base stays in the system temp dir
+    temp = Path(tempfile.mkdtemp(prefix="test-tmp-", dir=SYSTEM_TEMP))
+    temp.chmod(0o1777)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setenv("TMPDIR", str(temp))
     yield temp
     left = sorted(p.name for p in temp.iterdir() if p.name.startswith("holon-"))
+    shutil.rmtree(temp, ignore_errors=True)
     assert not left, f"the test left {left} in its temp dir"
 
 

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import tomllib
 import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ def test_listed_packages_are_every_package_of_holon() -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The `bin/` of a new venv holding Holon installed from a wheel built from this checkout."""
     root = tmp_path_factory.mktemp("wheel")
     dist = root / "dist"
@@ -50,7 +49,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         check=False,
     )
     assert install.returncode == 0, install.stderr
-    yield env_dir / "bin"
+    return env_dir / "bin"
 
 
 def _run(bin_dir: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -108,4 +107,3 @@ def test_wheel_schemas_check_notices_a_stale_schema(installed: Path, tmp_path: P
         assert "spec.schema.json" in check.stderr
     finally:
         target.write_bytes(original)
-

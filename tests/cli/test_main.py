@@ -138,20 +138,13 @@ def _holon(*argv: str) -> list[str]:
 def test_a_closed_pipe_ends_the_command_quietly(argv: list[str], tmp_path: Path) -> None:
     state = tmp_path / "state"
     example = REPO / "examples" / "serve"
-    assert (
-        cli.main(
-            ["serve", "--state-dir", str(state), "--replay", str(example / "replay.ndjson")]
-            + ["--facts", str(example / "facts.json"), "--dry-run", "--once"]
-        )
-        == 2
-    )
+    replay = ["--replay", str(example / "replay.ndjson"), "--facts", str(example / "facts.json")]
+    assert cli.main(["serve", "--state-dir", str(state), *replay, "--dry-run", "--once"]) == 2
     argv = [str(state) if a == "STATE" else a for a in argv]
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the command writes a byte (`| true`)
     try:
-        proc = subprocess.run(
-            _holon(*argv), stdout=write, stderr=subprocess.PIPE, check=False
-        )
+        proc = subprocess.run(_holon(*argv), stdout=write, stderr=subprocess.PIPE, check=False)
     finally:
         os.close(write)
     assert proc.stderr == b""

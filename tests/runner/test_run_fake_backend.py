@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,8 +83,11 @@ def test_keep_workspace(make_repo: Callable[..., Path], tmp_path: Path) -> None:
 
     backend = FakeBackend(act)
     result = run(_request(make_repo(), tmp_path / "out", keep_workspace=True), backend=backend)
-    assert backend.jobs[0].paths.workspace.is_dir()
+    kept = backend.jobs[0].paths.workspace
+    assert kept.is_dir()
     assert any("workspace kept at" in n for n in result.notes)
+    # Kept on purpose for the user to inspect; this test is that user and removes it.
+    shutil.rmtree(kept.parent)
 
 
 def test_interrupt_records_and_raises(make_repo: Callable[..., Path], tmp_path: Path) -> None:
