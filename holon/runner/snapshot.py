@@ -133,7 +133,7 @@ def _find_repo(workspace: Path) -> _Repo | None:
         [
             # Global config is ignored, so the user's safe.directory list is too: the workspace
             # they named is the one directory trusted (git checks the top it finds against it).
-            *("-c", f"safe.directory={workspace.absolute()}"),
+            *("-c", f"safe.directory={workspace.resolve()}"),
             "rev-parse",
             "--path-format=absolute",
             "--is-bare-repository",

@@ -210,3 +210,15 @@ def test_submodules_do_not_break_the_snapshot(tmp_path: Path) -> None:
     patch = snap.diff()  # type: ignore[attr-defined]
     assert b"+agent" in patch
     assert b"sub" not in patch
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository another owner")
+def test_repository_of_another_owner_is_still_a_git_snapshot(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # Global config (and its safe.directory list) is ignored; the named workspace is trusted.
+    repo = make_repo()
+    subprocess.run(["chown", "-R", "12345:12345", str(repo)], check=True)
+    snap = _snap(repo, tmp_path)
+    assert snap.kind == "git"  # type: ignore[attr-defined]
+    assert snap.head is not None  # type: ignore[attr-defined]

@@ -99,3 +99,21 @@ def test_patch_with_a_new_nested_repository_applies(
     subprocess.run(["git", "apply", "--binary"], input=patch, cwd=copy, check=True)
     assert (copy / "app" / "main.py").read_text() == "print(1)\n"
     assert not (copy / "app" / ".git").exists()
+
+
+def test_nested_repository_under_an_ignored_directory_stays_ignored(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    snap = _snap(repo, tmp_path)
+    dep = snap.root / "build" / "dep"
+    (dep / ".git").mkdir(parents=True)
+    (dep / "lib.c").write_text("ignored with build/\n")
+    (snap.root / "kept").mkdir()
+    (snap.root / "kept" / ".git").write_text("gitdir: /nowhere\n")
+    (snap.root / "kept" / "x.txt").write_text("kept\n")
+    (snap.root / "kept" / "y.log").write_text("ignored by *.log\n")
+    patch = snap.diff()
+    assert b"build/dep" not in patch
+    assert b"b/kept/x.txt" in patch
+    assert b"y.log" not in patch
