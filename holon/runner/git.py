@@ -47,6 +47,14 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _command_name(args: Sequence[str]) -> str:
+    """The subcommand, past any leading `-c name=value` settings."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return args[i] if i < len(args) else "git"
+
+
 def git_command(args: Sequence[str]) -> list[str]:
     """The argv of a git call with Holon's neutral settings, for callers that stream."""
     return ["git", *_NEUTRAL, *args]
@@ -75,7 +83,7 @@ def git(
     if check and proc.returncode != 0:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = lines[-1] if lines else f"exit {proc.returncode}"
-        raise GitError(f"git {args[0]} failed: {detail}")
+        raise GitError(f"git {_command_name(args)} failed: {detail}")
     return proc.stdout
 
 

@@ -50,6 +50,19 @@ def _files_below(top: Path, rel: bytes) -> list[bytes]:
     return sorted(names)
 
 
+def _ignored(work_tree: Path, env: Mapping[str, str], paths: list[bytes]) -> list[bytes]:
+    if not paths:
+        return []
+    out = git(
+        ["check-ignore", "-z", "--stdin"],
+        cwd=work_tree,
+        env=env,
+        input=b"\0".join(paths) + b"\0",
+        check=False,  # exit 1: nothing is ignored
+    )
+    return [name for name in out.split(b"\0") if name]
+
+
 def write_tree(work_tree: Path, env: Mapping[str, str], *, force: bool, nested: list[bytes]) -> str:
     """Update the index in `env` from `work_tree` and write its tree; returns the tree id.
 
@@ -58,6 +71,11 @@ def write_tree(work_tree: Path, env: Mapping[str, str], *, force: bool, nested: 
     add = [*_STAT, "add", "--all", "--ignore-errors"]
     if force:
         add.append("--force")
+    else:
+        # An ignored one is skipped by git's walk anyway, and naming it, even to exclude it,
+        # makes `git add` fail.
+        ignored = set(_ignored(work_tree, env, nested))
+        nested = [rel for rel in nested if rel not in ignored]
     if not nested:
         git([*add, "--", "."], cwd=work_tree, env=env)
         return git([*_STAT, "write-tree"], cwd=work_tree, env=env).decode().strip()
@@ -84,14 +102,7 @@ def write_tree(work_tree: Path, env: Mapping[str, str], *, force: bool, nested: 
     )
     files = [name for rel in nested for name in _files_below(work_tree, rel)]
     if files and not force:
-        ignored = git(
-            ["check-ignore", "-z", "--stdin"],
-            cwd=work_tree,
-            env=env,
-            input=b"\0".join(files) + b"\0",
-            check=False,
-        )
-        dropped = set(ignored.split(b"\0"))
+        dropped = set(_ignored(work_tree, env, files))
         files = [name for name in files if name not in dropped]
     if files:
         git(
