@@ -65,16 +65,21 @@ def _tracked_path(i: int) -> str:
     return f"{top}/{mid}/sub{(i // 200) % 5}/deep{i % 2}/file{i:05d}{ext}"
 
 
-def build_repo(root: Path, files: int, seed: int = 20_000) -> dict[str, int]:
+def build_repo(
+    root: Path, files: int, seed: int = 20_000, *, loose: bool = False
+) -> dict[str, int]:
     """A committed git repository of `files` tracked files, then left dirty like a working copy.
 
-    After the commit: ~1% of files modified, a few deleted without staging, ~1% untracked files
+    The commit is packed as `git gc` would pack it, or with `loose` left as loose objects: the
+    snapshot packs the objects it borrows, and loose ones are its costliest case. After the
+    commit: ~1% of files modified, a few deleted without staging, ~1% untracked files
     (some in a new directory) and ~1% ignored files (a build/ tree and *.log files).
     """
     # Seeded so every run benchmarks the same repository; nothing here needs to be secret.
     rng = random.Random(seed)  # noqa: S311
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
+    git(root, "config", "gc.auto", "0")
     (root / ".gitignore").write_bytes(b"/build/\n*.log\n")
     paths: list[str] = []
     made_dirs: set[Path] = set()
@@ -95,6 +100,8 @@ def build_repo(root: Path, files: int, seed: int = 20_000) -> dict[str, int]:
         paths.append(rel)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial import")
+    if not loose:
+        git(root, "repack", "-a", "-d", "-q")
 
     regular = [p for p in paths if not (root / p).is_symlink()]
     few = max(1, files // 100)
@@ -205,6 +212,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--smoke", action="store_true", help="tiny sizes, check it works, do not judge the target"
     )
     parser.add_argument("--work-dir", type=Path, help="where to put the temporary repository")
+    parser.add_argument(
+        "--loose",
+        action="store_true",
+        help="leave every object of the repository loose (the reachable pack's costliest case)",
+    )
     args = parser.parse_args(argv)
     if args.files is None:
         args.files = SMOKE_FILES if args.smoke else DEFAULT_FILES
@@ -224,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         repo = work / "repo"
         try:
             print(f"building a {args.files}-file git repository in {repo} ...")
-            shape = build_repo(repo, args.files)
+            shape = build_repo(repo, args.files, loose=args.loose)
             names = file_set(repo)
             print(
                 "  {tracked} tracked, {modified} modified, {deleted} deleted, "
@@ -254,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     title = (
         f"snapshot of a {args.files}-file repository with uncommitted changes "
-        f"({len(names)} files copied, {args.rounds} alternating rounds)"
+        f"({len(names)} files copied, {args.rounds} alternating rounds, "
+        f"{'all objects loose' if args.loose else 'objects packed'})"
     )
     return report(
         title,

@@ -11,6 +11,7 @@ from bench import closure, docker_run, gateway, serve, snapshot
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
     assert snapshot.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
+    assert snapshot.main(["--smoke", "--loose", "--work-dir", str(tmp_path)]) == 0
 
 
 @pytest.mark.docker
