@@ -32,7 +32,7 @@ from holon.contract.layout import (
     AgentExit,
 )
 from holon.contract.spec import Spec
-from holon.errors import Interrupted, InvalidInput
+from holon.errors import HolonError, Interrupted, InvalidInput
 from holon.fsutil import open_dir
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
@@ -241,7 +241,19 @@ def _settle(
     out.place(RUN_LOG_FILE, log.kept())
     manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
-    patch = collect_patch(out, snapshot.diff, secrets, found)
+    diff_failed: list[str] = []
+
+    def runner_patch() -> bytes:
+        try:
+            return snapshot.diff()
+        except HolonError as exc:
+            diff_failed.append(str(exc))
+            raise
+
+    patch = collect_patch(out, runner_patch, secrets, found)
+    if diff_failed:
+        # Success without diff.patch would drop the agent's changes silently.
+        found.violations.append(f"the workspace changes cannot be recorded ({diff_failed[0]})")
     out.check_artifacts(request.spec.output.artifacts, manifest, found)
 
     timeout = request.effective_timeout()

@@ -171,6 +171,11 @@ nested_repos)
 edit_submodule)
   echo "agent edit" >> "$ws/sub/f.txt"
   manifest completed success ;;
+unrecordable_path)
+  # A path git refuses to index (protectNTFS): the patch cannot be made, the run must not succeed.
+  mkdir -p "$ws/sub/.GIT" && echo x > "$ws/sub/.GIT/y"
+  echo "agent line" >> "$ws/tracked.txt"
+  manifest completed success ;;
 *)
   echo "unknown MODE=$MODE" >&2
   exit 1 ;;

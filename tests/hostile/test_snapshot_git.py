@@ -299,3 +299,13 @@ def test_edit_inside_a_submodule_is_not_lost(run_agent: Callable[..., Any], tmp_
     assert b"+agent edit" in patch_path.read_bytes()
     applied = _apply(outer, patch_path, tmp_path)
     assert (applied / "sub" / "f.txt").read_text() == "inner\nagent edit\n"
+
+
+def test_changes_git_cannot_record_fail_the_run_instead_of_vanishing(
+    run_agent: Callable[..., Any], make_repo: Callable[..., Path]
+) -> None:
+    result = run_agent("unrecordable_path", make_repo())
+    assert result.status == "failed"
+    assert result.outcome == "failure"
+    assert "cannot be recorded" in result.reason
+    assert result.patch.path is None
