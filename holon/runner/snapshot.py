@@ -4,11 +4,11 @@ A git workspace keeps its history: the snapshot gets its own small `.git` (HEAD,
 shallow list, ignore rules, remotes without credentials) whose object store borrows, through git
 alternates, one pack of exactly the objects reachable from the refs and index it carries (see
 `objects.py`): never the original store, whose dangling blobs may hold what the user never
-committed, and which an agent must not be able to write into. The files
-copied are the ones git would show: tracked files with the user's uncommitted changes plus untracked
-files that are not ignored (ignored ones only when asked). Copies are real copies (`cp
---reflink=auto` clones blocks where the filesystem can, and never hardlinks), so an agent appending
-to a file leaves the original byte-identical.
+committed, and which an agent must not be able to write into. The files copied are the ones git
+would show: tracked files with the user's uncommitted changes plus untracked files that are not
+ignored (ignored ones only when asked). Copies are real copies (`cp --reflink=auto` clones blocks
+where the filesystem can, and never hardlinks), so an agent appending to a file leaves the
+original byte-identical.
 
 The starting point is recorded as a git tree in a runner-private repository outside the run
 root, so the patch of the agent's changes never contains the user's own uncommitted work; the
