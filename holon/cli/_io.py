@@ -26,6 +26,8 @@ def read_json(path: str) -> Any:
         return json.loads(read_bytes(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: malformed JSON ({exc})") from None
+    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
+        raise InvalidInput(f"{path}: malformed JSON (nested too deeply)") from None
 
 
 def print_json(data: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,7 +69,7 @@ def _facts(path: str | None) -> Any:
         for ref, value in data.get("green", {}).items():
             repo, _, sha = ref.rpartition("@")
             green[(repo, sha)] = bool(value)
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise InvalidInput(f"--facts {path}: {exc.__class__.__name__}: {exc}") from None
     return StaticFacts(permissions=permissions, pulls=pulls, green=green)
 
@@ -80,7 +81,11 @@ def _operate(args: argparse.Namespace) -> int:
 
     store = StateStore(Path(args.state_dir))
     if args.action == "status":
-        if not Path(args.state_dir).is_dir():
+        try:
+            is_dir = stat.S_ISDIR(os.stat(args.state_dir).st_mode)
+        except OSError as exc:  # missing, or not searchable by this user
+            raise InvalidInput(f"no serve state at {args.state_dir}: {exc.strerror}") from exc
+        if not is_dir:
             raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
         status = status_of(store.load(), running=store.is_locked())
         print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))

@@ -239,6 +239,8 @@ def parse_evidence(raw: bytes | str, source: str = "evidence") -> Evidence:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{source}: malformed JSON ({exc})") from None
+    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
+        raise InvalidInput(f"{source}: malformed JSON (nested too deeply)") from None
     if isinstance(data, list):
         data = {"items": data}
     if not isinstance(data, dict):

@@ -82,6 +82,8 @@ def parse_manifest(raw: bytes, source: str = "manifest.json") -> Manifest:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{source}: not valid JSON ({exc.__class__.__name__})") from None
+    except RecursionError:  # nesting deeper than Python's stack: the agent's, not a bug
+        raise ManifestError(f"{source}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{source}: expected a JSON object")
     try:

@@ -203,6 +203,8 @@ def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "malformed YAML"
         raise InvalidInput(f"{source}: invalid YAML{where}: {problem}") from None
+    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
+        raise InvalidInput(f"{source}: invalid YAML: nested too deeply") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a mapping at the top level")
     try:

@@ -132,6 +132,8 @@ def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
         raise InvalidInput(
             f"{source}{line}: invalid YAML ({getattr(exc, 'problem', 'syntax')})"
         ) from None
+    except RecursionError:  # nesting deeper than Python's stack: bad input, not a bug
+        raise InvalidInput(f"{source}: invalid YAML (nested too deeply)") from None
     if not isinstance(data, dict) or node is None:
         raise InvalidInput(f"{source}: expected a mapping with `version`, `settings`, `rules`")
     lines: dict[tuple[Any, ...], int] = {}

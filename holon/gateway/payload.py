@@ -24,6 +24,8 @@ def decode_payload(raw: bytes, source: str = "payload") -> dict[str, Any]:
         raise InvalidInput(
             f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}"
         ) from None
+    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
+        raise InvalidInput(f"{source}: invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a JSON object")
     return data

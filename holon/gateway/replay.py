@@ -28,6 +28,8 @@ def parse_line(
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{where}: invalid JSON ({exc.__class__.__name__})") from None
+    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
+        raise InvalidInput(f"{where}: invalid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: expected a JSON object")
     if "dedupe_key" in data:

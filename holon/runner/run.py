@@ -158,7 +158,13 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             _prepare_input(request, root / "input")
             checked.result()
         if not output.exists():
-            output.mkdir(parents=True)
+            try:
+                output.mkdir(parents=True)
+            except OSError as exc:
+                # Where the output cannot go is the caller's input (a file on the path, /proc).
+                raise InvalidInput(
+                    f"cannot create output directory {output}: {exc.strerror or exc}"
+                ) from exc
             created_output = True
         # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
         out_fd = open_dir(output)

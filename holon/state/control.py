@@ -32,7 +32,7 @@ def parse_control(raw: bytes) -> dict[str, Any] | None:
     """The command in a control file, or None if the file is malformed."""
     try:
         value = json.loads(raw)
-    except ValueError:  # includes UnicodeDecodeError
+    except (ValueError, RecursionError):  # includes UnicodeDecodeError; too deep is malformed
         return None
     if not isinstance(value, dict) or not isinstance(value.get("command"), str):
         return None

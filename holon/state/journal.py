@@ -49,7 +49,7 @@ def _encode(entry: Mapping[str, Any]) -> bytes:
 def _decode(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
-    except ValueError:  # includes UnicodeDecodeError
+    except (ValueError, RecursionError):  # includes UnicodeDecodeError; too deep is malformed
         return None
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +33,8 @@ PREV = "state.json.prev"
 LOCK = "state.lock"
 CONTROL = "control"
 REJECTED = "rejected"
+# Opening the lock never follows a link and never waits for a FIFO writer.
+_UNFOLLOWED = os.O_NOFOLLOW | os.O_NONBLOCK
 _JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
@@ -75,9 +78,14 @@ class StateStore:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            # A restored state dir is not trusted: the pid is written through this fd, so it must
+            # be a regular file of the directory, never a link to one elsewhere, nor a FIFO.
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | _UNFOLLOWED, 0o644)
         except OSError as exc:
             raise self._not_writable(exc) from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InvalidInput(f"state dir {self.directory}: {LOCK} is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -111,9 +119,13 @@ class StateStore:
         if self._lock_fd is not None:
             return False
         try:
-            fd = os.open(self.lock_path, os.O_RDONLY)
+            fd = os.open(self.lock_path, os.O_RDONLY | _UNFOLLOWED)
         except FileNotFoundError:
             return False
+        except OSError as exc:
+            raise InvalidInput(
+                f"state dir {self.directory} is not usable: {exc.strerror or exc}"
+            ) from exc
         try:
             # A shared probe conflicts with a holder's exclusive lock but not with other probes.
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
