@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -27,20 +29,55 @@ def test_listed_packages_are_every_package_of_holon() -> None:
     assert set(config["packages"]) == found | data
 
 
+def _source_copy(target: Path) -> Path:
+    """The project's files (tracked, or new and not ignored) copied elsewhere: setuptools builds
+    in the source tree, and its `build/` there would both litter the checkout and carry files
+    deleted since into the next wheel."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, listed):
+        path = REPO / name.decode()
+        if path.is_file() and not path.is_symlink():
+            (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / name.decode())
+    return target
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `bin/` of a new venv holding Holon installed from a wheel built from this checkout."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from this checkout's files."""
     root = tmp_path_factory.mktemp("wheel")
+    source = _source_copy(root / "source")
     dist = root / "dist"
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(dist),
+            str(source),
+        ],
         capture_output=True,
         text=True,
         check=False,
     )
     assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("holon-*.whl")
-    env_dir = root / "venv"
+    (built,) = dist.glob("holon-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `bin/` of a new venv holding Holon installed from the wheel."""
+    env_dir = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(env_dir)
     install = subprocess.run(
         [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
@@ -50,6 +87,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert install.returncode == 0, install.stderr
     return env_dir / "bin"
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_project_files_and_nothing_else(wheel: Path) -> None:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "holon", "skills"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    expected = {"holon/_" + n if n.startswith("skills/") else n for n in listed}
+    expected |= {f"holon/_schemas/{p.name}" for p in (REPO / "schemas").glob("*.json")}
+    with zipfile.ZipFile(wheel) as archive:
+        packed = {n for n in archive.namelist() if not n.startswith("holon-")}
+    # Skills ship whole; the package ships every module, and nothing stale or foreign rides along.
+    assert {n for n in expected if n.startswith("holon/_skills/")} <= packed
+    assert {n for n in expected if n.endswith(".py")} <= packed
+    assert packed <= expected
 
 
 def _run(bin_dir: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
