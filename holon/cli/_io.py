@@ -12,7 +12,12 @@ from holon.errors import InvalidInput
 
 def read_bytes(path: str) -> bytes:
     if path == "-":
-        return sys.stdin.buffer.read()
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise InvalidInput("-: standard input is closed")
+        try:
+            return sys.stdin.buffer.read()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read standard input: {exc.strerror}") from None
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:

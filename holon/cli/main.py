@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import os
 import signal
 import sys
@@ -119,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Holon's models need no pydantic plugins; discovering them scans every installed
     # distribution's entry points, a visible share of a short command's start-up.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # Outside text may carry lone surrogates (JSON allows "\ud800") that UTF-8 cannot encode:
+    # printed escaped, visibly, instead of failing mid-output.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
     try:

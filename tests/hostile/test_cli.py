@@ -238,3 +238,53 @@ def test_a_planted_log_link_does_not_redirect_an_internal_error(
     assert err == f"holon: internal error: RuntimeError; traceback in {fallback}\n"
     assert "RuntimeError: a bug" in fallback.read_text()
     assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("form", ["comment", "summary", "text"])
+def test_lone_surrogates_in_a_handoff_are_printed_escaped(form: str, tmp_path: Path) -> None:
+    evidence = tmp_path / "evidence.json"
+    at = "2026-11-21T10:00:00Z"
+    run = {"id": "r1", "kind": "run", "source": "runner", "at": at, "state": "completed"}
+    evidence.write_text(json.dumps({"items": [{**run, "outcome": "success"}]}))
+    derived = subprocess.run(
+        _entry("closure", "derive", str(evidence)), capture_output=True, check=True
+    )
+    record = json.loads(derived.stdout)
+    # JSON may spell code points UTF-8 cannot encode; they used to end the render in exit 70.
+    record["context"] = {"title": "\ud800 title", "evidence": ["\udcff line"], "details": "\ud800"}
+    closure = tmp_path / "closure.json"
+    closure.write_text(json.dumps(record))
+    env = {**os.environ, "HOLON_LOG_DIR": str(tmp_path / "logs")}
+    proc = subprocess.run(
+        _entry("handoff", "render", str(closure), "--format", form),
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b""
+    assert b"\\ud800" in proc.stdout
+    proc.stdout.decode("utf-8")  # what it printed is valid UTF-8
+    assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["closure", "derive", "-"], id="closure-derive"),
+        pytest.param(["handoff", "render", "-"], id="handoff-render"),
+        pytest.param(["gateway", "normalize", "--event", "issues", "--payload", "-"], id="gateway"),
+    ],
+)
+def test_reading_a_closed_standard_input_is_bad_input(argv: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "HOLON_LOG_DIR": str(tmp_path / "logs")}
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *_entry(*argv)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 64, proc.stderr
+    assert proc.stderr == "holon: error: -: standard input is closed\n"
+    assert not (tmp_path / "logs").exists()
