@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from holon.cli._common import agent_argv, env_values, timeout_seconds
-from holon.errors import InvalidInput
+from holon.errors import InvalidInput, Unavailable
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -153,8 +153,15 @@ def main(args: argparse.Namespace) -> int:
             from holon.serve.listener import BoundedQueue, WebhookListener
 
             queue = BoundedQueue(1000)
-            listener = WebhookListener(listen[0], listen[1], secrets, queue.offer)
-            host, port = listener.start()
+            try:
+                listener = WebhookListener(listen[0], listen[1], secrets, queue.offer)
+                host, port = listener.start()
+            except ValueError as exc:  # not loopback, port out of range
+                raise InvalidInput(f"--listen {args.listen}: {exc}") from None
+            except OSError as exc:  # the port is taken, the address is not here
+                raise Unavailable(
+                    f"--listen {args.listen}: cannot listen: {exc.strerror or exc}"
+                ) from None
             print(f"listening on http://{host}:{port}/webhook", flush=True)
         code = serve.run(queue)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,34 @@ def test_reading_a_closed_standard_input_is_bad_input(argv: list[str], tmp_path:
     assert proc.returncode == 64, proc.stderr
     assert proc.stderr == "holon: error: -: standard input is closed\n"
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize("where", ["not-loopback", "port-out-of-range", "port-taken"])
+def test_a_listen_address_that_cannot_be_used_is_bad_input(
+    where: str,
+    tmp_path: Path,
+    log_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("HOLON_TEST_SECRET", "s3cr3t-value")
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = {
+            "not-loopback": "8.8.8.8:8080",
+            "port-out-of-range": "127.0.0.1:99999",
+            "port-taken": f"127.0.0.1:{taken.getsockname()[1]}",
+        }[where]
+        code = cli.main(
+            [
+                *("serve", "--state-dir", str(tmp_path / "state"), "--listen", address),
+                *("--secret-env", "HOLON_TEST_SECRET", "--once", "--dry-run"),
+            ]
+        )
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    _one_line_64(code, err, log_dir, f"--listen {address}")
+    assert "s3cr3t-value" not in err
