@@ -2,37 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from holon.errors import InvalidInput
+from holon import jsonio
+
+# Evidence, closure records and payloads: far below this; more is not a document Holon wrote.
+MAX_DOCUMENT_BYTES = 25 * 1024 * 1024
 
 
-def read_bytes(path: str) -> bytes:
-    if path == "-":
-        if sys.stdin is None:  # started with standard input closed (`<&-`)
-            raise InvalidInput("-: standard input is closed")
-        try:
-            return sys.stdin.buffer.read()
-        except OSError as exc:
-            raise InvalidInput(f"cannot read standard input: {exc.strerror}") from None
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InvalidInput(f"file not found: {path}") from None
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+def read_bytes(path: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """The bytes of `path` ('-': standard input), refused once past `limit` while reading."""
+    return jsonio.read_path(path, limit)
 
 
-def read_json(path: str) -> Any:
-    try:
-        return json.loads(read_bytes(path))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: malformed JSON ({exc})") from None
-    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
-        raise InvalidInput(f"{path}: malformed JSON (nested too deeply)") from None
+def read_json(path: str, limit: int = MAX_DOCUMENT_BYTES) -> Any:
+    return jsonio.loads(read_bytes(path, limit), path)
 
 
 def print_json(data: str) -> None:

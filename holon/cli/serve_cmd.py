@@ -54,8 +54,11 @@ def _facts(path: str | None) -> Any:
 
     if path is None:
         return StaticFacts()
+    from holon import jsonio
+    from holon.cli._io import MAX_DOCUMENT_BYTES
+
+    data = jsonio.load_object(jsonio.read_path(path, MAX_DOCUMENT_BYTES), f"--facts {path}")
     try:
-        data = json.loads(Path(path).read_text())
         permissions = {
             (repo, login): level
             for repo, users in data.get("permissions", {}).items()
@@ -69,7 +72,7 @@ def _facts(path: str | None) -> Any:
         for ref, value in data.get("green", {}).items():
             repo, _, sha = ref.rpartition("@")
             green[(repo, sha)] = bool(value)
-    except (OSError, ValueError, TypeError, AttributeError, RecursionError) as exc:
+    except (ValueError, TypeError, AttributeError) as exc:
         raise InvalidInput(f"--facts {path}: {exc.__class__.__name__}: {exc}") from None
     return StaticFacts(permissions=permissions, pulls=pulls, green=green)
 

@@ -9,7 +9,6 @@ the offending item.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -21,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from holon import jsonio
 from holon.errors import InvalidInput
 
 ClosureOutcome = Literal["completed", "continuable", "failed", "waiting"]
@@ -235,12 +235,9 @@ def _describe(error: ValidationError, raw: object) -> str:
 
 def parse_evidence(raw: bytes | str, source: str = "evidence") -> Evidence:
     """Parse an evidence document (JSON); every problem is one line naming the item."""
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{source}: malformed JSON ({exc})") from None
-    except RecursionError:  # nesting deeper than Python's stack: hostile, not a bug
-        raise InvalidInput(f"{source}: malformed JSON (nested too deeply)") from None
+    if isinstance(raw, str):  # a lone surrogate becomes invalid UTF-8, refused as such
+        raw = raw.encode("utf-8", "surrogatepass")
+    data = jsonio.loads(raw, source)
     if isinstance(data, list):
         data = {"items": data}
     if not isinstance(data, dict):

@@ -6,13 +6,14 @@ know how to read.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from holon import jsonio
 from holon.duration import parse_duration
+from holon.errors import InvalidInput
 from holon.validation import describe_validation_error
 
 ManifestStatus = Literal["completed", "failed", "running"]
@@ -79,11 +80,9 @@ class ManifestError(ValueError):
 
 def parse_manifest(raw: bytes, source: str = "manifest.json") -> Manifest:
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{source}: not valid JSON ({exc.__class__.__name__})") from None
-    except RecursionError:  # nesting deeper than Python's stack: the agent's, not a bug
-        raise ManifestError(f"{source}: not valid JSON (nested too deeply)") from None
+        data = jsonio.loads(raw, source)
+    except InvalidInput as exc:
+        raise ManifestError(str(exc)) from None
     if not isinstance(data, dict):
         raise ManifestError(f"{source}: expected a JSON object")
     try:

@@ -85,20 +85,42 @@ class _Payload:
         return self._walk(path)
 
     def time(self, path: str) -> datetime | None:
-        return parse_time(self._walk(path))
+        return self.time_of(self._walk(path), path)
+
+    def time_of(self, value: Any, path: str) -> datetime | None:
+        try:
+            return parse_time(value)
+        except ValueError as exc:
+            raise PayloadError(f"{self.event} payload `{path}`: {exc}") from None
+
+
+# GitHub's timestamps lie well inside these; outside, date arithmetic downstream could overflow.
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(3000, 1, 1, tzinfo=UTC)
 
 
 def parse_time(value: Any) -> datetime | None:
-    """GitHub timestamps: ISO 8601 strings, or epoch seconds (push's `pushed_at`)."""
+    """GitHub timestamps: ISO 8601 strings, or epoch seconds (push's `pushed_at`); None if there
+    is none. ValueError for a time outside 1970..3000 (`10**20` epoch seconds)."""
+    parsed: datetime | None = None
     if isinstance(value, int) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str) and value:
+        if not _EARLIEST.timestamp() <= value < _LATEST.timestamp():
+            raise ValueError(f"timestamp {str(value)[:30]} is out of range")
+        parsed = datetime.fromtimestamp(value, UTC)
+    elif isinstance(value, str) and value:
         try:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
+        if not parsed.tzinfo:
+            parsed = parsed.replace(tzinfo=UTC)
+        # The naive check first: comparing across offsets can itself overflow near year 1 or 9999.
+        naive = parsed.replace(tzinfo=None)
+        if not datetime(1969, 12, 30) <= naive <= datetime(3000, 1, 2) or not (
+            _EARLIEST <= parsed < _LATEST
+        ):
+            raise ValueError(f"timestamp {value[:40]!r} is out of range")
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -121,7 +143,7 @@ def _issues(p: _Payload, action: str) -> _Row:
     return _Row(
         _issue_subject(p),
         (str(p.number("issue.number")), action, updated),
-        parse_time(updated),
+        p.time("issue.updated_at"),
         authored="issue" if action == "opened" else None,
     )
 
@@ -133,7 +155,7 @@ def _issues_label(p: _Payload, action: str) -> _Row:
     return _Row(
         _issue_subject(p),
         (str(p.number("issue.number")), action, label if isinstance(label, str) else "", updated),
-        parse_time(updated),
+        p.time("issue.updated_at"),
     )
 
 
@@ -178,7 +200,11 @@ def _pull_request_synchronize(p: _Payload, action: str) -> _Row:
 def _pull_request_label(p: _Payload, action: str) -> _Row:
     subject = _pr_subject(p)
     updated = p.text("pull_request.updated_at")
-    return _Row(subject, (subject.id, action, p.text("label.name"), updated), parse_time(updated))
+    return _Row(
+        subject,
+        (subject.id, action, p.text("label.name"), updated),
+        p.time("pull_request.updated_at"),
+    )
 
 
 def _review(p: _Payload, action: str) -> _Row:
@@ -218,7 +244,7 @@ def _check(kind: str) -> Callable[[_Payload, str], _Row]:
         return _Row(
             Subject(kind=kind, id=ident, head_sha=head, pull_requests=numbers),
             (ident, head, str(conclusion or ""), str(updated)),
-            parse_time(updated),
+            p.time_of(updated, f"{kind}.{updated_field}"),
         )
 
     return row
@@ -273,18 +299,67 @@ PRECISE: dict[tuple[str, str | None], Extractor] = {
 # Events keyed by how they arrived: the Actions run id, else the webhook delivery id.
 DISPATCH_EVENTS = ("repository_dispatch", "workflow_dispatch", "schedule")
 
-# The object each precise event cannot be without: naming it catches an event name that
-# disagrees with its payload.
-_REQUIRED_OBJECT = {
-    "issues": "issue",
-    "issue_comment": "comment",
-    "pull_request": "pull_request",
-    "pull_request_review": "review",
-    "pull_request_review_comment": "comment",
-    "check_suite": "check_suite",
-    "check_run": "check_run",
-    "workflow_run": "workflow_run",
+# The top-level shape of each event Holon routes: the objects its payload must hold and every
+# event-specific key it may hold (besides action, repository, sender, installation, organization).
+# Written by hand from GitHub's webhook schema; tests/gateway/test_event_shape.py checks this table
+# against tests/fixtures/octokit-webhooks/schema.json.
+_SHAPES: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "issues": (("issue",), frozenset({"issue", "changes", "assignee", "label", "milestone"})),
+    "issue_comment": (("issue", "comment"), frozenset({"issue", "comment", "changes"})),
+    "pull_request": (
+        ("pull_request",),
+        frozenset(
+            {
+                "pull_request",
+                "number",
+                "changes",
+                "assignee",
+                "label",
+                "milestone",
+                "reason",
+                "before",
+                "after",
+                "requested_reviewer",
+                "requested_team",
+            }
+        ),
+    ),
+    "pull_request_review": (
+        ("pull_request", "review"),
+        frozenset({"pull_request", "review", "changes"}),
+    ),
+    "pull_request_review_comment": (
+        ("pull_request", "comment"),
+        frozenset({"pull_request", "comment", "changes"}),
+    ),
+    "check_suite": (("check_suite",), frozenset({"check_suite"})),
+    "check_run": (("check_run",), frozenset({"check_run", "requested_action"})),
+    "workflow_run": (("workflow_run",), frozenset({"workflow_run", "workflow"})),
 }
+# A key one of these events requires names what the payload is about: present in a payload of an
+# event that never holds it, the event name and the payload disagree.
+_IDENTIFYING = frozenset(key for objects, _ in _SHAPES.values() for key in objects)
+
+
+def check_shape(event: str, payload: dict[str, Any]) -> None:
+    """PayloadError if `payload` is not shaped like a payload of `event` (for routed events)."""
+    shape = _SHAPES.get(event)
+    if shape is None:
+        return
+    objects, keys = shape
+    for needed in objects:
+        if not isinstance(payload.get(needed), dict):
+            present = sorted(k for k in _IDENTIFYING - keys if isinstance(payload.get(k), dict))
+            hint = f" (it has `{present[0]}`)" if present else ""
+            raise PayloadError(
+                f"event {event} disagrees with its payload: no `{needed}` object{hint}"
+            )
+    foreign = sorted(_IDENTIFYING.intersection(payload).difference(keys))
+    if foreign:
+        raise PayloadError(
+            f"event {event} disagrees with its payload: it has `{foreign[0]}`, "
+            f"which {event} payloads never hold"
+        )
 
 
 def content_hash(payload: dict[str, Any]) -> str:
@@ -352,11 +427,7 @@ def normalize(
         raise PayloadError(f"invalid event name {event!r}")
     p = _Payload(event, payload)
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
-    needed = _REQUIRED_OBJECT.get(event)
-    if needed is not None and not isinstance(payload.get(needed), dict):
-        present = [k for k in _REQUIRED_OBJECT.values() if isinstance(payload.get(k), dict)]
-        hint = f" (it has `{present[0]}`)" if present else ""
-        raise PayloadError(f"event {event} disagrees with its payload: no `{needed}` object{hint}")
+    check_shape(event, payload)
     repo_name = p.optional("repository.full_name")
     repo = repo_name if isinstance(repo_name, str) and repo_name else repository
     org = p.optional("organization.login")

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from holon import jsonio
 from holon.closure.agent import summarize_agent
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
@@ -34,7 +35,7 @@ from holon.executor.executor import build_executor
 from holon.executor.handlers import RunSkillHandler
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
-from holon.gateway.replay import parse_line
+from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
@@ -191,7 +192,7 @@ class Serve:
         assert self.controller is not None
         for path in self._replay_files:
             with path.open("rb") as handle:
-                for number, raw in enumerate(handle, start=1):
+                for number, raw in enumerate(jsonio.lines(handle, MAX_LINE_BYTES), start=1):
                     where = f"{path.name} line {number}"
                     try:
                         env = parse_line(

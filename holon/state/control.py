@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from holon import jsonio
 from holon.errors import InvalidInput
 
 _last_ns = 0
@@ -23,6 +24,7 @@ def encode_control(command: Mapping[str, Any]) -> str:
         raise InvalidInput("a control command needs a non-empty string 'command'")
     try:
         text = json.dumps(dict(command), sort_keys=True, ensure_ascii=False, allow_nan=False)
+        text = jsonio.scrub(text)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"control command is not JSON-serializable: {exc}") from exc
     return text + "\n"
@@ -31,8 +33,8 @@ def encode_control(command: Mapping[str, Any]) -> str:
 def parse_control(raw: bytes) -> dict[str, Any] | None:
     """The command in a control file, or None if the file is malformed."""
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # includes UnicodeDecodeError; too deep is malformed
+        value = jsonio.loads(raw, "control command")
+    except InvalidInput:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("command"), str):
         return None

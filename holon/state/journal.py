@@ -17,10 +17,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from holon import jsonio
 from holon.errors import InvalidInput
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_KEEP = 5
+# Restored journals are outside input: a longer line is corrupt, and never read whole.
+MAX_LINE_BYTES = 32 * 1024 * 1024
 _TAIL_CHUNK = 64 * 1024
 
 
@@ -36,8 +39,11 @@ def _entry_id(entry: Mapping[str, Any]) -> str:
 
 
 def _dumps(entry: Mapping[str, Any]) -> str:
-    return json.dumps(
-        dict(entry), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    # Scrubbed: outside text may hold a lone surrogate, which must not stop the journal.
+    return jsonio.scrub(
+        json.dumps(
+            dict(entry), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
     )
 
 
@@ -46,10 +52,12 @@ def _encode(entry: Mapping[str, Any]) -> bytes:
     return (_dumps(entry) + "\n").encode("utf-8")
 
 
-def _decode(raw: bytes) -> dict[str, Any] | None:
+def _decode(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:  # a line over MAX_LINE_BYTES
+        return None
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # includes UnicodeDecodeError; too deep is malformed
+        value = jsonio.loads(raw, "journal line")
+    except InvalidInput:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         return None
@@ -88,19 +96,19 @@ def _read_file(path: Path) -> Iterator[dict[str, Any]]:
         return
     with handle:
         # Hold each line back one step: only the file's last line may be torn or corrupt.
-        pending: tuple[int, bytes] | None = None
-        for number, raw in enumerate(handle, 1):
+        pending: tuple[int, bytes | None] | None = None
+        for number, raw in enumerate(jsonio.lines(handle, MAX_LINE_BYTES), 1):
             if pending is not None:
                 yield from _strict(path, *pending)
             pending = (number, raw)
-        if pending is not None and pending[1].endswith(b"\n"):
+        if pending is not None and pending[1] is not None and pending[1].endswith(b"\n"):
             entry = _decode(pending[1])
             if entry is not None:
                 yield entry
 
 
-def _strict(path: Path, number: int, raw: bytes) -> Iterator[dict[str, Any]]:
-    if not raw.strip():
+def _strict(path: Path, number: int, raw: bytes | None) -> Iterator[dict[str, Any]]:
+    if raw is not None and not raw.strip():
         return
     entry = _decode(raw)
     if entry is None:

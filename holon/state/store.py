@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from holon import jsonio
 from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_bytes, atomic_write_text
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
@@ -48,6 +49,10 @@ class CorruptState(InvalidInput):
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+MAX_STATE_BYTES = 64 * 1024 * 1024
+MAX_CONTROL_BYTES = 1024 * 1024
 
 
 def _validation_problem(exc: ValidationError) -> str:
@@ -138,11 +143,18 @@ class StateStore:
     def load(self) -> ServeState:
         """The saved state; empty if none. CorruptState (file untouched) if it cannot be used."""
         try:
-            raw = self.state_path.read_bytes()
+            with self.state_path.open("rb") as handle:
+                raw = handle.read(MAX_STATE_BYTES + 1)  # restored state is outside input
         except FileNotFoundError:
             return ServeState()
         except OSError as exc:
             raise self._corrupt(f"unreadable: {exc.strerror or exc}") from exc
+        if len(raw) > MAX_STATE_BYTES:
+            raise self._corrupt(f"over the {MAX_STATE_BYTES // (1024 * 1024)} MiB limit")
+        try:
+            jsonio.loads(raw, STATE)  # depth, surrogates, huge numbers: before pydantic sees it
+        except InvalidInput as exc:
+            raise self._corrupt(str(exc)) from exc
         try:
             return ServeState.model_validate_json(raw)
         except ValidationError as exc:
@@ -206,7 +218,9 @@ class StateStore:
         for name in names:
             path = self.control_dir / name
             try:
-                command = parse_control(path.read_bytes())
+                with path.open("rb") as handle:
+                    raw = handle.read(MAX_CONTROL_BYTES + 1)
+                command = parse_control(raw) if len(raw) <= MAX_CONTROL_BYTES else None
                 if command is None:
                     (self.control_dir / REJECTED).mkdir(exist_ok=True)
                     os.replace(path, self.control_dir / REJECTED / name)

@@ -87,7 +87,7 @@ def test_cli_bad_input_exit_64(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = tmp_path / "ev.json"
     path.write_text("{not json")
     assert main(["closure", "derive", str(path)]) == 64
-    assert "malformed JSON" in capsys.readouterr().err
+    assert "invalid JSON" in capsys.readouterr().err
     path.write_text(json.dumps({"items": [_item(id="w9", kind="wait", on="task", task_id="x")]}))
     assert main(["closure", "derive", str(path)]) == 64
     err = capsys.readouterr().err.strip().splitlines()

@@ -89,7 +89,7 @@ def test_invalid_manifests(data: object, message: str) -> None:
 
 
 def test_not_json_and_missing(tmp_path: Path) -> None:
-    with pytest.raises(ManifestError, match="not valid JSON"):
+    with pytest.raises(ManifestError, match="invalid JSON"):
         parse_manifest(b"{nope")
     with pytest.raises(ManifestError, match="missing"):
         load_manifest(tmp_path / "manifest.json")

@@ -106,8 +106,7 @@ def test_a_document_nested_past_the_stack_is_bad_input(
         argv += ["--state-dir", str(tmp_path / "state")]
     code = cli.main(argv)
     err = capsys.readouterr().err
-    # --facts names the exception it refused; the parsers of the documents say it in words.
-    _one_line_64(code, err, log_dir, "RecursionError" if "--facts" in argv else "nested too deeply")
+    _one_line_64(code, err, log_dir, "nested too deeply")
     assert not (tmp_path / "out").exists()
 
 
@@ -242,7 +241,7 @@ def test_a_planted_log_link_does_not_redirect_an_internal_error(
 
 
 @pytest.mark.parametrize("form", ["comment", "summary", "text"])
-def test_lone_surrogates_in_a_handoff_are_printed_escaped(form: str, tmp_path: Path) -> None:
+def test_lone_surrogates_in_a_handoff_are_bad_input(form: str, tmp_path: Path) -> None:
     evidence = tmp_path / "evidence.json"
     at = "2026-11-21T10:00:00Z"
     run = {"id": "r1", "kind": "run", "source": "runner", "at": at, "state": "completed"}
@@ -251,7 +250,8 @@ def test_lone_surrogates_in_a_handoff_are_printed_escaped(form: str, tmp_path: P
         _entry("closure", "derive", str(evidence)), capture_output=True, check=True
     )
     record = json.loads(derived.stdout)
-    # JSON may spell code points UTF-8 cannot encode; they used to end the render in exit 70.
+    # JSON may spell code points UTF-8 cannot encode; they used to end the render in exit 70:
+    # now the reader refuses them, as it does in every document (holon/jsonio.py).
     record["context"] = {"title": "\ud800 title", "evidence": ["\udcff line"], "details": "\ud800"}
     closure = tmp_path / "closure.json"
     closure.write_text(json.dumps(record))
@@ -262,10 +262,11 @@ def test_lone_surrogates_in_a_handoff_are_printed_escaped(form: str, tmp_path: P
         capture_output=True,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == b""
-    assert b"\\ud800" in proc.stdout
-    proc.stdout.decode("utf-8")  # what it printed is valid UTF-8
+    assert proc.returncode == 64, proc.stderr
+    assert proc.stderr.count(b"\n") == 1
+    assert b"lone surrogate" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert proc.stdout == b""
     assert not (tmp_path / "logs").exists()
 
 

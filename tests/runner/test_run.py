@@ -78,7 +78,7 @@ def test_success_patch_round_trips_and_original_untouched(
         ("needs_human_exit1", "completed", "needs_human", 2, "Proceed?", "askuserQuestion"),
         ("lying", "failed", "failure", 1, "exited with 1 although its manifest says", "failed"),
         ("no_manifest", "failed", "failure", 1, "manifest.json: missing", "failed"),
-        ("bad_json", "failed", "failure", 1, "not valid JSON", "failed"),
+        ("bad_json", "failed", "failure", 1, "invalid JSON", "failed"),
         ("bad_schema", "failed", "failure", 1, "status", "failed"),
         ("still_running", "failed", "failure", 1, "still says status=running", "failed"),
     ],

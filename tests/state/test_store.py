@@ -85,10 +85,10 @@ def test_load_missing_is_empty(store: StateStore) -> None:
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        (b"{not json", "Invalid JSON"),
+        (b"{not json", "invalid JSON"),
         (b'{"version": 2, "records": {}}', "version"),
         (b'{"records": {"intent:a": {"kind": "intent"}}}', "records.intent:a"),
-        (b"\xff\xfe", "Invalid JSON"),
+        (b"\xff\xfe", "not valid UTF-8"),
     ],
     ids=["json", "version", "schema", "binary"],
 )

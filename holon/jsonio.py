@@ -1,0 +1,171 @@
+"""The one way Holon reads JSON it did not write itself: payloads, replay lines, evidence, closure
+records, manifests, journals and state. Everything hostile ends in one InvalidInput line.
+
+- Sizes are checked while reading (`read_stream`, `read_path`, `lines`): `/dev/zero`, gigabytes on
+  standard input or a gigabyte replay line stop at the limit, never held whole in memory.
+- Strict UTF-8; nesting past `MAX_DEPTH` is refused by a linear scan before parsing, so neither the
+  parser nor anything that later walks the value (serializers, validators) can recurse too deep.
+- Lone surrogate escapes (`"\\ud800"`) are refused: such a string cannot be written as UTF-8.
+- Integers past Python's digit limit, NaN and Infinity (also as `1e999`) are refused.
+
+`scrub` is the writing side: any text Holon writes goes out as valid UTF-8, whatever it holds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+from holon.errors import InvalidInput
+
+MAX_DEPTH = 100  # GitHub payloads nest about 10 levels; Holon's own documents fewer
+_CHUNK = 1024 * 1024
+
+# A JSON string (escapes included); removed before the bracket scan so "[" in text is not nesting.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPEN_CLOSE = bytes.maketrans(b"[]", b"{}")
+# Any escape of a UTF-16 surrogate: rare, so only then are the parsed strings checked one by one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _limit_text(limit: int) -> str:
+    mib = limit / (1024 * 1024)
+    return f"{mib:g} MiB" if limit >= 1024 * 1024 else f"{limit} bytes"
+
+
+def read_stream(stream: IO[bytes], limit: int, source: str) -> bytes:
+    """All of `stream`, refused as soon as it passes `limit` bytes (never read further)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"{source}: over the {_limit_text(limit)} limit")
+        chunks.append(chunk)
+
+
+def read_path(path: str, limit: int) -> bytes:
+    """The bytes of a file named on the command line, or standard input for '-', bounded."""
+    if path == "-":
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
+            raise InvalidInput("-: standard input is closed")
+        return read_stream(sys.stdin.buffer, limit, "standard input")
+    try:
+        # O_NONBLOCK: a FIFO with no writer must not hang the open; reads below still block.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InvalidInput(f"file not found: {path}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        return read_stream(handle, limit, path)
+
+
+def lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """The lines of `stream` (newline kept); None for a line over `limit` bytes, whose rest is
+    skipped chunk by chunk rather than read into memory."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if line.endswith(b"\n") or len(line) <= limit:
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(_CHUNK)
+        yield None
+
+
+def check_depth(raw: bytes, source: str, max_depth: int = MAX_DEPTH) -> None:
+    """InvalidInput if arrays and objects in `raw` nest deeper than `max_depth`; no recursion.
+
+    Strings are cut out, the brackets left are reduced to `{`/`}` and innermost pairs are removed
+    once per level: after `max_depth` rounds only deeper nesting is left. Cheap when shallow.
+    """
+    if raw.count(b"{") + raw.count(b"[") <= max_depth:
+        return
+    brackets = _STRING.sub(b"", raw).translate(_OPEN_CLOSE, _NOT_BRACKETS)
+    for _ in range(max_depth):
+        if not brackets:
+            return
+        shorter = brackets.replace(b"{}", b"")
+        if len(shorter) == len(brackets):
+            return  # unbalanced: malformed, and json.loads says where
+        brackets = shorter
+    if brackets:
+        raise InvalidInput(f"{source}: invalid JSON: nested too deeply (over {max_depth} levels)")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def loads(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON value in `raw` (size-checked by its reader); InvalidInput naming `source`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not valid UTF-8 (byte {exc.start})") from None
+    check_depth(raw, source, max_depth)
+    try:
+        value = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+        ) from None
+    except ValueError as exc:  # an integer past the digit limit, NaN, 1e999
+        reason = str(exc).split(";")[0]
+        raise InvalidInput(f"{source}: invalid JSON: {reason}") from None
+    except RecursionError:  # only if max_depth is above the stack; still input, not a bug
+        raise InvalidInput(f"{source}: invalid JSON: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+        raise InvalidInput(f"{source}: invalid JSON: a string holds a lone surrogate escape")
+    return value
+
+
+def load_object(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    value = loads(raw, source, max_depth=max_depth)
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{source}: expected a JSON object")
+    return value
+
+
+def scrub(text: str) -> str:
+    """`text` with any lone surrogate replaced by U+FFFD, so it always encodes as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
