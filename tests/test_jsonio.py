@@ -1,0 +1,135 @@
+"""holon/jsonio.py: bounded reads, nesting by a linear scan, and the values JSON can spell that
+Python (or UTF-8) cannot carry."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import IO, cast
+
+import pytest
+
+from holon import jsonio
+from holon.errors import InvalidInput
+
+
+class _Endless:
+    """An endless stream of spaces that counts what was read from it."""
+
+    def __init__(self) -> None:
+        self.read_total = 0
+
+    def read(self, size: int) -> bytes:
+        self.read_total += size
+        return b" " * size
+
+
+def test_read_stream_stops_just_past_the_limit() -> None:
+    stream = _Endless()
+    with pytest.raises(InvalidInput, match="over the 1 MiB limit"):
+        jsonio.read_stream(cast(IO[bytes], stream), 1024 * 1024, "standard input")
+    assert stream.read_total == 1024 * 1024 + 1
+
+
+def test_read_stream_returns_what_fits() -> None:
+    assert jsonio.read_stream(io.BytesIO(b"x" * 10), 10, "s") == b"x" * 10
+
+
+def test_read_path_of_dev_zero_stops_at_the_limit() -> None:
+    with pytest.raises(InvalidInput, match="/dev/zero: over the 4096 bytes limit"):
+        jsonio.read_path("/dev/zero", 4096)
+
+
+def test_read_path_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="file not found"):
+        jsonio.read_path(str(tmp_path / "nope.json"), 10)
+
+
+def test_lines_skip_an_overlong_line_without_holding_it() -> None:
+    long = b"[" + b"1," * 5000 + b"1]\n"
+    stream = io.BufferedReader(io.BytesIO(b'{"a":1}\n' + long + b"{}\n" + b"tail"), 64)
+    assert list(jsonio.lines(stream, 100)) == [b'{"a":1}\n', None, b"{}\n", b"tail"]
+
+
+def test_lines_limit_counts_the_content_not_the_newline() -> None:
+    stream = io.BytesIO(b"x" * 10 + b"\n" + b"y" * 11 + b"\n" + b"z" * 10)
+    assert list(jsonio.lines(stream, 10)) == [b"x" * 10 + b"\n", None, b"z" * 10]
+
+
+@pytest.mark.parametrize(
+    ("depth", "ok"), [(1, True), (jsonio.MAX_DEPTH, True), (jsonio.MAX_DEPTH + 1, False)]
+)
+def test_depth_limit_is_exact(depth: int, ok: bool) -> None:
+    raw = ("[" * depth + "]" * depth).encode()
+    if ok:
+        assert jsonio.loads(raw, "doc") is not None
+    else:
+        with pytest.raises(InvalidInput, match="doc: invalid JSON: nested too deeply"):
+            jsonio.loads(raw, "doc")
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    text = '["' + "[{" * 10_000 + '\\"' + "]" * 5 + '", {"a\\\\": "}}"}]'
+    assert jsonio.loads(text.encode(), "doc")[1] == {"a\\": "}}"}
+
+
+def test_mixed_nesting_past_the_limit() -> None:
+    raw = ('{"a":' * 60 + "[" * 60 + "1" + "]" * 60 + "}" * 60).encode()
+    with pytest.raises(InvalidInput, match="nested too deeply"):
+        jsonio.loads(raw, "doc")
+
+
+def test_many_shallow_objects_pass() -> None:
+    raw = json.dumps([{"a": [1, {"b": 2}]} for _ in range(10_000)]).encode()
+    assert len(jsonio.loads(raw, "doc")) == 10_000
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"a": "\\ud800"}', "lone surrogate"),
+        (b'{"\\udfff": 1}', "lone surrogate"),
+        (b'["ok", ["\\uDBFF x"]]', "lone surrogate"),
+        (b"[" + b"9" * 5000 + b"]", "invalid JSON: Exceeds the limit"),
+        (b"[NaN]", "NaN is not a JSON number"),
+        (b"[-Infinity]", "-Infinity is not a JSON number"),
+        (b"[1e999]", "out of range"),
+        (b"\xff{}", "not valid UTF-8 (byte 0)"),
+        (b"{broken", "invalid JSON at line 1, column 2"),
+    ],
+    ids=[
+        "surrogate",
+        "surrogate-key",
+        "surrogate-upper",
+        "digits",
+        "nan",
+        "inf",
+        "1e999",
+        "utf8",
+        "syntax",
+    ],
+)
+def test_values_python_or_utf8_cannot_carry_are_refused(raw: bytes, message: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        jsonio.loads(raw, "doc")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_surrogate_pair_is_a_real_character() -> None:
+    assert jsonio.loads(b'"\\ud83d\\ude00"', "doc") == "\U0001f600"
+    assert jsonio.loads(b'"\\\\ud800"', "doc") == "\\ud800"  # an escaped backslash, not an escape
+
+
+def test_scrub_makes_any_text_encodable() -> None:
+    text = jsonio.scrub("a\ud800b\udfff\U0001f600")
+    assert text == "a\ufffdb\ufffd\U0001f600"
+    text.encode("utf-8")
+    assert jsonio.scrub("plain") == "plain"
+
+
+def test_the_recursion_limit_is_far_above_max_depth() -> None:
+    # check_depth is what stops deep documents; the parser's own guard is only a backstop.
+    assert sys.getrecursionlimit() > 3 * jsonio.MAX_DEPTH
