@@ -120,9 +120,12 @@ def test_decode_and_normalize_refuse_hostile_payload(case: str) -> None:
 
     from holon.gateway.github import normalize
 
-    with pytest.raises(InvalidInput) as caught:
+    def decode_and_normalize() -> None:
         data = decode_payload(PAYLOADS[case].encode(), source="payload")
         normalize("issues", data, via="webhook", received_at=datetime.now(UTC))
+
+    with pytest.raises(InvalidInput) as caught:
+        decode_and_normalize()
     assert EXPECTED[case] in str(caught.value)
     assert "\n" not in str(caught.value)
 
@@ -202,7 +205,8 @@ def _run_fed(argv: list[str], env: dict[str, str], total: int) -> tuple[int, byt
         env=env,
         bufsize=0,
     )
-    assert proc.stdin is not None and proc.stderr is not None
+    assert proc.stdin is not None
+    assert proc.stderr is not None
     written = [0]
 
     def feed() -> None:
