@@ -10,17 +10,20 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from holon import jsonio
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.github import normalize
-from holon.gateway.payload import decode_payload
+from holon.gateway.payload import MAX_PAYLOAD_BYTES, decode_payload
 
 
 def _read(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        handle = path.open("rb")
     except OSError as exc:
         raise InvalidInput(f"GITHUB_EVENT_PATH {path}: {exc.strerror}") from None
+    with handle:
+        return jsonio.read_stream(handle, MAX_PAYLOAD_BYTES, f"GITHUB_EVENT_PATH {path}")
 
 
 def from_actions(

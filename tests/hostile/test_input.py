@@ -212,6 +212,16 @@ def test_dev_zero_stops_at_the_limit(argv: list[str], env: dict[str, str]) -> No
     assert time.monotonic() - start < 30
 
 
+def test_actions_event_path_of_dev_zero_stops_at_the_limit() -> None:
+    from datetime import UTC, datetime
+
+    from holon.gateway.actions import from_actions
+
+    env = {"GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": "/dev/zero"}
+    with pytest.raises(InvalidInput, match="GITHUB_EVENT_PATH /dev/zero: over the 25 MiB limit"):
+        from_actions(env, received_at=datetime.now(UTC))
+
+
 def _run_fed(argv: list[str], env: dict[str, str], total: int) -> tuple[int, bytes]:
     """Run `argv` with `total` bytes of spaces written into its standard input through a pipe;
     return its exit code and its stderr."""
