@@ -26,9 +26,10 @@ from holon.errors import InvalidInput
 MAX_DEPTH = 100  # GitHub payloads nest about 10 levels; Holon's own documents fewer
 _CHUNK = 1024 * 1024
 
-# A JSON string (escapes included); removed before the bracket scan so "[" in text is not nesting.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# For the bracket scan: strings (only brackets left in them by then) are cut out, so "[" in text
+# is not nesting.
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 _OPEN_CLOSE = bytes.maketrans(b"[]", b"{}")
 # Any escape of a UTF-16 surrogate: rare, so only then are the parsed strings checked one by one.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -93,12 +94,15 @@ def lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
 def check_depth(raw: bytes, source: str, max_depth: int = MAX_DEPTH) -> None:
     """InvalidInput if arrays and objects in `raw` nest deeper than `max_depth`; no recursion.
 
-    Strings are cut out, the brackets left are reduced to `{`/`}` and innermost pairs are removed
-    once per level: after `max_depth` rounds only deeper nesting is left. Cheap when shallow.
+    Escaped backslashes and quotes are dropped (pairing from the left, as JSON does), everything
+    but quotes and brackets deleted, the strings cut out; the brackets left are reduced to `{`/`}`
+    and innermost pairs are removed once per level: after `max_depth` rounds only deeper nesting
+    is left. Every step is one pass in C over the bytes; cheap when shallow.
     """
     if raw.count(b"{") + raw.count(b"[") <= max_depth:
         return
-    brackets = _STRING.sub(b"", raw).translate(_OPEN_CLOSE, _NOT_BRACKETS)
+    structure = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    brackets = _STRING.sub(b"", structure).translate(_OPEN_CLOSE)
     for _ in range(max_depth):
         if not brackets:
             return
