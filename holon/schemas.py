@@ -26,7 +26,7 @@ SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "closure": ("holon.closure.record:ClosureRecord", "serialization"),  # `closure derive`
     "handoff": ("holon.closure.handoff:Handoff", "serialization"),  # what renderers read
     "envelope": ("holon.gateway.envelope:EventEnvelope", "serialization"),  # gateway output
-    "intent": ("holon.controller.intent:ActionIntent", "serialization"),  # decided actions
+    "intent": ("holon.intent:ActionIntent", "serialization"),  # decided actions
     "action": ("holon.executor.result:ActionResult", "serialization"),  # actions.ndjson lines
     "state": ("holon.state.model:ServeState", "validation"),  # state.json
 }

@@ -5,14 +5,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import stat
 import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from holon.cli._common import agent_argv, env_values, timeout_seconds
 from holon.errors import InvalidInput, Unavailable
+
+# Crash-recovery tests name a write point here; serve then kills itself (SIGKILL) at it.
+CRASH_ENV = "HOLON_TEST_CRASH_AT"
+
+
+def crash_hook(environ: Mapping[str, str]) -> Callable[[str], None]:
+    """The controller's crash hook: SIGKILL at the write point CRASH_ENV names, else nothing."""
+    target = environ.get(CRASH_ENV)
+
+    def crashpoint(name: str) -> None:
+        if name == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return crashpoint
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -146,7 +162,7 @@ def main(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
         repo=args.repo,
     )
-    serve = Serve(options, facts=_facts(args.facts))
+    serve = Serve(options, facts=_facts(args.facts), crashpoint=crash_hook(os.environ))
     serve.open()
     install_signal_handlers(serve)
     listener = None

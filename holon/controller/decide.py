@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from holon.controller.facts import RepoFacts
-from holon.controller.intent import Target
 from holon.controller.policy import Policy, Rule, Special
 from holon.controller.view import ControllerView
 from holon.gateway.envelope import EventEnvelope
+from holon.intent import Target
 from holon.templating import render
 
 

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from holon.controller.facts import RepoFacts, at_least
-from holon.controller.intent import ActionIntent
 from holon.controller.policy import Policy
 from holon.gateway.envelope import EventEnvelope
+from holon.intent import ActionIntent
 
 # Skills that act on one head sha: running one twice for the same sha only repeats work.
 PER_SHA_SKILLS = ("github-review", "github-pr-fix")

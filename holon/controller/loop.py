@@ -9,8 +9,6 @@ evidence, and its latest closure is kept in the state.
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,26 +19,26 @@ from holon.closure.record import ClosureRecord
 from holon.controller.decide import Decider, Decision, target_of
 from holon.controller.facts import RepoFacts
 from holon.controller.guardrails import Refusal, authority_problem, guard
-from holon.controller.intent import ActionIntent, IntentRejected, make_intent
 from holon.controller.ledger import StateLedger, timer_until
 from holon.controller.policy import Policy
 from holon.controller.view import ControllerView
 from holon.executor.executor import Executor
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
+from holon.intent import ActionIntent, IntentRejected, make_intent
 from holon.skills.catalog import SkillCatalog
 from holon.state.journal import Journal
 from holon.state.model import Record, ServeState
 
-CRASH_ENV = "HOLON_TEST_CRASH_AT"
 # Commands that ask for work again, and so lift a /holon stop; status and help do not.
 RESTARTING = ("solve", "fix", "review")
 
 
-def crashpoint(name: str) -> None:
-    """Crash-recovery tests kill the process here (SIGKILL) when HOLON_TEST_CRASH_AT names it."""
-    if os.environ.get(CRASH_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+CrashPoint = Callable[[str], None]
+
+
+def no_crash(name: str) -> None:
+    """The default crash hook: the named write points pass by."""
 
 
 @dataclass
@@ -76,6 +74,7 @@ class Controller:
         checkpoint: Callable[[], None],
         idempotent_runs: bool = False,
         executed: dict[str, ActionResult] | None = None,
+        crashpoint: CrashPoint = no_crash,
     ) -> None:
         self.state = state
         self.journals = journals
@@ -93,6 +92,8 @@ class Controller:
         # The last journaled result of every intent: an intent whose effect is already in the
         # actions journal is settled from it, never performed again (crash recovery, replays).
         self.executed: dict[str, ActionResult] = dict(executed or {})
+        # Called with the name of each write point; crash-recovery tests inject one that kills.
+        self.crashpoint = crashpoint
 
     # -- records -----------------------------------------------------------------------------
     def _put(self, kind: Any, key: str, status: str, data: dict[str, Any]) -> Record:
@@ -224,10 +225,10 @@ class Controller:
         if result is None or result.status == "failed":
             for attempt in range(first, self.policy.settings.max_attempts + 1):
                 result = self.executor.execute(intent, attempt)
-                crashpoint("after_effect_before_journal")
+                self.crashpoint("after_effect_before_journal")
                 self.journals.actions.append(result.model_dump(mode="json"))
                 self.executed[intent.id] = result
-                crashpoint("after_journal_before_state")
+                self.crashpoint("after_journal_before_state")
                 if result.status == "succeeded":
                     break
         assert result is not None
@@ -408,4 +409,4 @@ class Controller:
         self.journals.decisions.append(entry)
 
 
-__all__ = ["CRASH_ENV", "Controller", "Journals", "crashpoint", "pause_record"]
+__all__ = ["Controller", "CrashPoint", "Journals", "no_crash", "pause_record"]

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from holon.controller.intent import IntentType
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
+from holon.intent import IntentType
 
 Special = Literal["stop", "status", "usage", "recheck"]
 Do = Literal[IntentType, Special]  # the vocabulary plus the controller's own actions

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
-from holon.controller.intent import ActionIntent
 from holon.executor.handlers import (
     DryRunHandler,
     Handler,
@@ -14,6 +13,7 @@ from holon.executor.handlers import (
     RunSkillHandler,
 )
 from holon.executor.result import ActionResult
+from holon.intent import ActionIntent
 
 INTERNAL = ("wait", "noop")
 GITHUB = ("comment", "label", "unlabel", "request_review", "merge", "close_issue", "dispatch")

@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from holon.controller.intent import ActionIntent
 from holon.executor.result import ActionResult
+from holon.intent import ActionIntent
 
 
 class Handler(Protocol):

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from holon.closure.derive import derive_closure
 from holon.closure.record import ClosureRecord
-from holon.closure.run_evidence import evidence_of_run
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
@@ -36,6 +35,7 @@ from holon.errors import HolonError, Interrupted, InvalidInput
 from holon.fsutil import open_dir
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
+from holon.runner.evidence import evidence_of_run
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.record import RunResult, SnapshotInfo, judge
 from holon.runner.redaction import redact_record

@@ -28,7 +28,7 @@ from holon.closure.agent import summarize_agent
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
-from holon.controller.loop import Controller, Journals
+from holon.controller.loop import Controller, CrashPoint, Journals, no_crash
 from holon.controller.policy import load_policy
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
@@ -97,8 +97,10 @@ class Serve:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         facts: RepoFacts | None = None,
         catalog: SkillCatalog | None = None,
+        crashpoint: CrashPoint = no_crash,
     ) -> None:
         self.options = options
+        self.crashpoint = crashpoint
         self.clock = clock
         self.store = StateStore(options.state_dir)
         self.stopping = threading.Event()
@@ -156,6 +158,7 @@ class Serve:
             checkpoint=self.checkpoint,
             idempotent_runs=options.dry_run,
             executed=executed,
+            crashpoint=self.crashpoint,
         )
         self.controller.recover()
         if not self.controller.paused and self.controller.kept():

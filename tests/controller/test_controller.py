@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
+from holon.cli.serve_cmd import CRASH_ENV, crash_hook
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import PullFacts, StaticFacts
-from holon.controller.intent import IntentRejected, Target, make_intent
 from holon.controller.loop import Controller, Journals
 from holon.controller.policy import load_policy, parse_policy
 from holon.executor.executor import build_executor
 from holon.gateway.github import normalize
+from holon.intent import IntentRejected, Target, make_intent
 from holon.skills.catalog import default_catalog
 from holon.state.journal import Journal
 from holon.state.model import ServeState
@@ -97,6 +98,19 @@ def test_dedupe_and_one_decision_per_event(tmp_path: Path) -> None:
     ctl.handle(env)
     ctl.handle(env)
     assert [d["outcome"] for d in _decisions(ctl)] == ["decided", "duplicate"]
+
+
+def test_write_points_call_the_injected_crash_hook_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The controller never reads the environment: only the hook it was given hears the points.
+    monkeypatch.setenv(CRASH_ENV, "after_effect_before_journal")
+    ctl = _controller(tmp_path)
+    seen: list[str] = []
+    ctl.crashpoint = seen.append
+    ctl.handle(_comment("/holon solve"))
+    assert seen[:2] == ["after_effect_before_journal", "after_journal_before_state"]
+    assert crash_hook({})("after_effect_before_journal") is None  # no variable: nothing happens
 
 
 def test_unknown_permission_refuses(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from holon.controller.loop import CRASH_ENV
+from holon.cli.serve_cmd import CRASH_ENV
 from tests.serve.conftest import EXAMPLE, holon_argv, serve_env
 
 
