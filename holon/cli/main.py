@@ -16,14 +16,11 @@ import io
 import os
 import signal
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import NoReturn, Protocol, cast
 
 from holon import __version__
+from holon.errorlog import format_traceback, log_traceback
 from holon.errors import HolonError
 
 EXIT_USAGE = 64
@@ -60,37 +57,15 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _log_paths() -> list[Path]:
-    """Where the traceback of an internal error goes, first choice first."""
-    paths = []
-    base = os.environ.get("HOLON_LOG_DIR") or os.environ.get("RUNNER_TEMP")
-    if base:
-        paths.append(Path(base) / "holon-error.log")
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    paths.append(Path(cache) / "holon" / "holon-error.log")
-    # Last resort, so an internal error always names a log: a per-user file in the temp dir.
-    paths.append(Path(tempfile.gettempdir()) / f"holon-error-{os.getuid()}.log")
-    return paths
-
-
 def _report_internal(exc: BaseException) -> int:
-    text = f"--- {datetime.now(UTC).isoformat()} holon {__version__} {sys.argv!r}\n"
-    text += "".join(traceback.format_exception(exc))
-    for path in _log_paths():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # O_NOFOLLOW: a planted link in a shared temp dir must not redirect the log.
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as log:
-                log.write(text)
-        except (OSError, ValueError):
-            continue
+    path = log_traceback(exc)
+    if path is not None:
         print(
             f"holon: internal error: {exc.__class__.__name__}; traceback in {path}", file=sys.stderr
         )
         return EXIT_INTERNAL
     # No log could be written anywhere: the traceback itself is the only record left.
-    print(text, file=sys.stderr, end="")
+    print(format_traceback(exc), file=sys.stderr, end="")
     print(f"holon: internal error: {exc.__class__.__name__}; no log writable", file=sys.stderr)
     return EXIT_INTERNAL
 

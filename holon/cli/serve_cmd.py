@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import stat
+import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -139,6 +140,7 @@ def _operate(args: argparse.Namespace) -> int:
 def main(args: argparse.Namespace) -> int:
     if args.action is not None:
         return _operate(args)
+    from holon.serve.report import describe_run
     from holon.serve.serve import Serve, ServeOptions, install_signal_handlers
 
     secrets = env_values(args.secret_env)
@@ -161,19 +163,26 @@ def main(args: argparse.Namespace) -> int:
         image=args.image,
         checkpoint_every=args.checkpoint_every,
         repo=args.repo,
+        listening=listen is not None,
     )
-    serve = Serve(options, facts=_facts(args.facts), crashpoint=crash_hook(os.environ))
+    serve = Serve(
+        options,
+        facts=_facts(args.facts),
+        crashpoint=crash_hook(os.environ),
+        report=_print_error,
+    )
     serve.open()
     install_signal_handlers(serve)
     listener = None
-    queue = None
     try:
         if listen is not None:
-            from holon.serve.listener import BoundedQueue, WebhookListener
+            from holon.serve.listener import WebhookListener
 
-            queue = BoundedQueue(1000)
+            assert serve.inbox is not None
             try:
-                listener = WebhookListener(listen[0], listen[1], secrets, queue.offer)
+                listener = WebhookListener(
+                    listen[0], listen[1], secrets, serve.inbox.offer, on_error=_print_error
+                )
                 host, port = listener.start()
             except ValueError as exc:  # not loopback, port out of range
                 raise InvalidInput(f"--listen {args.listen}: {exc}") from None
@@ -182,9 +191,18 @@ def main(args: argparse.Namespace) -> int:
                     f"--listen {args.listen}: cannot listen: {exc.strerror or exc}"
                 ) from None
             print(f"listening on http://{host}:{port}/webhook", flush=True)
-        code = serve.run(queue)
+        code = serve.run()
     finally:
         if listener is not None:
-            listener.stop()
+            listener.stop()  # requests in flight finish: each is kept, or was never answered 202
         serve.close()
-    return code if args.once else 0
+    # A serve stopped by a signal exits 0 (the operator asked); one that ran out of input by
+    # itself (--once, or a replay with nothing else to serve) exits with its closures' code.
+    code = 0 if serve.stopping.is_set() else code
+    for line in describe_run(serve, code):
+        print(line)
+    return code
+
+
+def _print_error(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

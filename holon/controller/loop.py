@@ -9,8 +9,9 @@ evidence, and its latest closure is kept in the state.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,6 +51,15 @@ class Journals:
     def close(self) -> None:
         for journal in (self.events, self.decisions, self.actions):
             journal.close()
+
+
+@dataclass
+class Tally:
+    """What the loop did since it started: decisions by outcome, action results by status."""
+
+    decisions: Counter[str] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)
+    dry_run: int = 0
 
 
 def pause_record(*, paused: bool, by: str, reason: str, at: datetime, writer: str) -> Record:
@@ -94,6 +104,7 @@ class Controller:
         self.executed: dict[str, ActionResult] = dict(executed or {})
         # Called with the name of each write point; crash-recovery tests inject one that kills.
         self.crashpoint = crashpoint
+        self.tally = Tally()
 
     # -- records -----------------------------------------------------------------------------
     def _put(self, kind: Any, key: str, status: str, data: dict[str, Any]) -> Record:
@@ -228,6 +239,8 @@ class Controller:
                 self.crashpoint("after_effect_before_journal")
                 self.journals.actions.append(result.model_dump(mode="json"))
                 self.executed[intent.id] = result
+                self.tally.actions[result.status] += 1
+                self.tally.dry_run += result.dry_run
                 self.crashpoint("after_journal_before_state")
                 if result.status == "succeeded":
                     break
@@ -386,6 +399,7 @@ class Controller:
         rejected: list[dict[str, str]] | None = None,
         suffix: str = "",
     ) -> None:
+        self.tally.decisions[outcome] += 1
         entry: dict[str, Any] = {
             "id": f"dec:{env.id}{suffix}",
             "event_id": env.id,
@@ -409,4 +423,4 @@ class Controller:
         self.journals.decisions.append(entry)
 
 
-__all__ = ["Controller", "CrashPoint", "Journals", "no_crash", "pause_record"]
+__all__ = ["Controller", "CrashPoint", "Journals", "Tally", "no_crash", "pause_record"]

@@ -79,6 +79,18 @@ def from_webhook(
     if len(body) > MAX_PAYLOAD_BYTES:
         raise InvalidInput(f"delivery: {len(body)} bytes is over the 25 MiB limit")
     verify_signature(body, lower.get("x-hub-signature-256"), secrets)
+    return verified_delivery(lower, body, received_at=received_at, mention=mention)
+
+
+def verified_delivery(
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    received_at: datetime,
+    mention: str | None = "holon",
+) -> EventEnvelope:
+    """The envelope of a delivery whose signature the caller has already verified."""
+    lower = {k.lower(): v for k, v in headers.items()}
     event = lower.get("x-github-event")
     if not event:
         raise InvalidInput("delivery has no X-GitHub-Event header")

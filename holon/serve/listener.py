@@ -1,8 +1,16 @@
 """The loopback webhook receiver behind `holon serve --listen 127.0.0.1:PORT`.
 
 It only verifies, normalizes and enqueues: a valid delivery is answered 202 as soon as the sink
-has queued its envelope, and the decision about it happens elsewhere. It binds to loopback only,
-because deliveries reach it through a local forwarder, never straight from the internet.
+has kept its envelope (serve's sink is the inbox, on disk), and the decision about it happens
+elsewhere. It binds to loopback only, because deliveries reach it through a local forwarder,
+never straight from the internet.
+
+Load is bounded and refused out loud, never by a reset: at most `max_handlers` requests are
+served at once, each within `REQUEST_DEADLINE_SECONDS` from its first byte to its answer (a
+slow-drip sender is cut off); when every handler is busy a few spare threads answer 503 with
+Retry-After; beyond those, connections wait in a large listen backlog. A body is read in chunks
+through the signature check and spooled (to disk past 1 MiB), so an unsigned flood holds no
+memory; only a verified body is read into memory and parsed.
 
 Every answer is a small JSON object: `{"status": "accepted", "id": ...}` or `{"error": ...}`. Error
 texts are one line and never carry the secret or the body; nothing is printed per request, and
@@ -14,10 +22,10 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
-import queue
 import socket
 import socketserver
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,12 +40,27 @@ from holon.errors import InvalidInput
 from holon.gateway.commands import parse_command
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
-from holon.gateway.webhook import SignatureError, from_webhook
+from holon.gateway.webhook import SignatureError, SignatureVerifier, verified_delivery
+from holon.serve.inbox import InboxUnavailable
 
 PATHS = frozenset({"/", "/webhook"})
 RETRY_AFTER_SECONDS = 10
 # Per socket operation: a stalled client cannot hold a handler thread (or stop()) forever.
 REQUEST_TIMEOUT_SECONDS = 15.0
+# A whole request, first byte to answer: a sender dripping a byte at a time is cut off here.
+REQUEST_DEADLINE_SECONDS = 30.0
+# Busy refusals must be quick: a short deadline for reading their request head.
+BUSY_DEADLINE_SECONDS = 3.0
+DEFAULT_MAX_HANDLERS = 32
+# Threads that only answer 503 while every handler is busy.
+SPARE_REFUSERS = 4
+# How long the accepting thread waits for a free handler before answering 503 instead.
+BUSY_WAIT_SECONDS = 0.2
+# Pending connections the kernel keeps while every thread is busy (capped by net.core.somaxconn).
+LISTEN_BACKLOG = 1024
+_BODY_CHUNK = 64 * 1024
+# An unverified body is held in memory only up to this; the rest is spooled to a temp file.
+_SPOOL_MEMORY = 1024 * 1024
 # How long stop() waits for requests already accepted before giving up on them.
 STOP_GRACE_SECONDS = 10.0
 # After refusing a body we did not read: half-close, then discard at most this much for at most
@@ -72,35 +95,6 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= _MESSAGE_LIMIT else flat[: _MESSAGE_LIMIT - 3] + "..."
 
 
-class BoundedQueue:
-    """Thread-safe hand-off between the receiver and the serve loop; full means "answer 503"."""
-
-    def __init__(self, maxsize: int = 1000) -> None:
-        if maxsize < 1:
-            # queue.Queue treats 0 as unbounded: exactly what this class exists to prevent.
-            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
-        self.maxsize = maxsize
-        self._queue: queue.Queue[EventEnvelope] = queue.Queue(maxsize)
-
-    def offer(self, item: EventEnvelope) -> bool:
-        """Put without blocking; False when the queue is full."""
-        try:
-            self._queue.put_nowait(item)
-        except queue.Full:
-            return False
-        return True
-
-    def take(self, timeout: float | None) -> EventEnvelope | None:
-        """The oldest item, waiting up to `timeout` seconds (None: forever); None on timeout."""
-        try:
-            return self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def __len__(self) -> int:
-        return self._queue.qsize()
-
-
 class _Refusal(Exception):
     """An answer decided before the delivery was accepted: status, one line, extra headers."""
 
@@ -116,14 +110,24 @@ class _Refusal(Exception):
 class _Server(ThreadingHTTPServer):
     # Daemon handler threads never keep the interpreter alive; stop() waits for them itself.
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(
-        self, address: tuple[str, int], family: socket.AddressFamily, listener: WebhookListener
+        self,
+        address: tuple[str, int],
+        family: socket.AddressFamily,
+        listener: WebhookListener,
+        max_handlers: int,
     ) -> None:
         self.address_family = family
         self.listener = listener
         self._active = 0
         self._idle = threading.Condition()
+        self._handlers = threading.BoundedSemaphore(max_handlers)
+        self._refusers = threading.BoundedSemaphore(SPARE_REFUSERS)
+        self.closing = threading.Event()
+        self._deadlines: dict[socket.socket, float] = {}
+        self._deadlines_lock = threading.Lock()
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
@@ -134,20 +138,60 @@ class _Server(ThreadingHTTPServer):
         self.server_port = int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        # Counted in the accepting thread, so stop() cannot miss a request it already accepted.
+        """In the accepting thread: a free handler, else a spare thread that answers 503, else
+        wait (the connection stays in the backlog; nothing is reset)."""
+        busy = False
+        while not self._handlers.acquire(timeout=BUSY_WAIT_SECONDS):
+            if self._refusers.acquire(blocking=False):
+                busy = True
+                break
+            if self.closing.is_set():
+                self.shutdown_request(request)
+                return
+        # Counted here, so stop() cannot miss a request it already accepted.
         with self._idle:
             self._active += 1
         try:
-            super().process_request(request, client_address)
+            threading.Thread(
+                target=self._serve_one, args=(request, client_address, busy), daemon=True
+            ).start()
         except BaseException:
+            (self._refusers if busy else self._handlers).release()
             self._finished()
+            self.shutdown_request(request)
             raise
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
+    def _serve_one(self, request: socket.socket, client_address: Any, busy: bool) -> None:
+        deadline = BUSY_DEADLINE_SECONDS if busy else REQUEST_DEADLINE_SECONDS
+        with self._deadlines_lock:
+            self._deadlines[request] = time.monotonic() + deadline
         try:
-            super().process_request_thread(request, client_address)
+            (_BusyHandler if busy else _Handler)(request, client_address, self)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
+            with self._deadlines_lock:
+                self._deadlines.pop(request, None)
+            self.shutdown_request(request)
+            (self._refusers if busy else self._handlers).release()
             self._finished()
+
+    def expired(self, request: socket.socket) -> bool:
+        with self._deadlines_lock:
+            return request not in self._deadlines
+
+    def watch_deadlines(self) -> None:
+        """Cut off requests past their deadline: reading ends (the handler then answers 408 if
+        it still can), so no sender holds a handler longer than the deadline."""
+        while not self.closing.wait(0.2):
+            now = time.monotonic()
+            with self._deadlines_lock:
+                late = [r for r, at in self._deadlines.items() if at <= now]
+                for request in late:
+                    del self._deadlines[request]
+            for request in late:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RD)
 
     def _finished(self) -> None:
         with self._idle:
@@ -181,6 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
     _checked = False
     _body_pending = False
     _length = 0
+    _verifier: SignatureVerifier
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: nothing per request on stderr; 5xx answers go to on_error instead."""
@@ -205,6 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
         cl = self.headers.get("Content-Length")
         self._body_pending = bool(te) or (cl is not None and cl.strip() not in ("", "0"))
         try:
+            if self.server.expired(self.connection):
+                raise _Refusal(HTTPStatus.REQUEST_TIMEOUT, "the request head came too slowly")
             self._length = self._check_request(te)
         except _Refusal as refusal:
             self._refuse(refusal)
@@ -239,6 +286,15 @@ class _Handler(BaseHTTPRequestHandler):
         for name in _SINGLE_HEADERS:
             if len(self.headers.get_all(name) or []) > 1:
                 raise _Refusal(HTTPStatus.BAD_REQUEST, f"more than one {name} header")
+        try:
+            # A missing or malformed signature is refused before a byte of the body is read.
+            self._verifier = SignatureVerifier(
+                self.headers.get("X-Hub-Signature-256"), self.server.listener.secrets
+            )
+        except SignatureError as exc:
+            raise _Refusal(HTTPStatus.UNAUTHORIZED, str(exc)) from None
+        if not self.headers.get("X-GitHub-Event"):
+            raise _Refusal(HTTPStatus.BAD_REQUEST, "delivery has no X-GitHub-Event header")
         return length
 
     # --- the delivery --------------------------------------------------------------------------
@@ -247,13 +303,13 @@ class _Handler(BaseHTTPRequestHandler):
         listener = self.server.listener
         try:
             body = self._read_body()
-            envelope = from_webhook(
+            envelope = verified_delivery(
                 dict(self.headers.items()),
                 body,
-                listener.secrets,
                 received_at=listener.clock(),
                 mention=listener.mention,
             )
+            del body
         except _Refusal as refusal:
             self._refuse(refusal)
             return
@@ -268,30 +324,47 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             accepted = listener.sink(envelope)
+        except InboxUnavailable as exc:
+            listener._report(f"webhook listener: cannot keep {envelope.id} ({exc}); answered 503")
+            self._refuse(_busy("cannot store the delivery now: retry later"))
+            return
         except Exception as exc:
             self._internal_error(exc, f"queueing {envelope.id}")
             return
         if not accepted:
             listener._report(f"webhook listener: queue full, {envelope.id} refused with 503")
-            self._refuse(
-                _Refusal(
-                    HTTPStatus.SERVICE_UNAVAILABLE,
-                    "queue full: retry later",
-                    {"Retry-After": str(RETRY_AFTER_SECONDS)},
-                )
-            )
+            self._refuse(_busy("queue full: retry later"))
             return
         self._answer(HTTPStatus.ACCEPTED, {"status": "accepted", "id": envelope.id})
 
     def _read_body(self) -> bytes:
-        try:
-            body = self.rfile.read(self._length)
-        except TimeoutError:
-            raise _Refusal(HTTPStatus.REQUEST_TIMEOUT, "timed out reading the body") from None
-        if len(body) != self._length:
-            raise _Refusal(HTTPStatus.BAD_REQUEST, "body is shorter than its Content-Length")
-        self._body_pending = False
-        return body
+        """The body, read in chunks through the signature check; returned only once verified.
+        Until then at most `_SPOOL_MEMORY` of it is in memory, the rest in an unlinked file."""
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY) as spool:
+            left = self._length
+            while left:
+                try:
+                    chunk = self.rfile.read(min(_BODY_CHUNK, left))
+                except TimeoutError:
+                    raise _Refusal(
+                        HTTPStatus.REQUEST_TIMEOUT, "timed out reading the body"
+                    ) from None
+                if not chunk:
+                    if self.server.expired(self.connection):
+                        raise _Refusal(
+                            HTTPStatus.REQUEST_TIMEOUT,
+                            f"the request took longer than {REQUEST_DEADLINE_SECONDS:g}s",
+                        )
+                    raise _Refusal(
+                        HTTPStatus.BAD_REQUEST, "body is shorter than its Content-Length"
+                    )
+                self._verifier.update(chunk)
+                spool.write(chunk)
+                left -= len(chunk)
+            self._body_pending = False
+            self._verifier.verify()
+            spool.seek(0)
+            return spool.read()
 
     # --- answers -------------------------------------------------------------------------------
 
@@ -359,6 +432,19 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # timed out or reset: either way the connection is done
 
 
+def _busy(message: str) -> _Refusal:
+    return _Refusal(
+        HTTPStatus.SERVICE_UNAVAILABLE, message, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    )
+
+
+class _BusyHandler(_Handler):
+    """Answers every request 503 with Retry-After, reading no body: every handler is busy."""
+
+    def _check_request(self, transfer_encoding: str | None) -> int:
+        raise _busy("busy: retry later")
+
+
 class WebhookListener:
     """Receives GitHub webhook deliveries over HTTP on loopback and hands envelopes to `sink`.
 
@@ -377,6 +463,7 @@ class WebhookListener:
         mention: str | None = "holon",
         clock: Callable[[], datetime] = _utc_now,
         on_error: ErrorReporter | None = None,
+        max_handlers: int = DEFAULT_MAX_HANDLERS,
     ) -> None:
         if not is_loopback(host):
             raise ValueError(
@@ -394,6 +481,10 @@ class WebhookListener:
             raise ValueError(
                 f"webhook listener: max_body must be in 1..{MAX_PAYLOAD_BYTES}, got {max_body}"
             )
+        if max_handlers < 1:
+            raise ValueError(
+                f"webhook listener: max_handlers must be at least 1, got {max_handlers}"
+            )
         parse_command(None, mention=mention)  # a bad mention fails here, not on every comment
         bare = host.strip().removeprefix("[").removesuffix("]")
         self.host = "127.0.0.1" if bare.lower() == "localhost" else bare
@@ -404,9 +495,10 @@ class WebhookListener:
         self.mention = mention
         self.clock = clock
         self.on_error = on_error
+        self.max_handlers = max_handlers
         self._lock = threading.Lock()
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -420,27 +512,36 @@ class WebhookListener:
             if self._server is not None:
                 raise RuntimeError("webhook listener is already running")
             family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            server = _Server((self.host, self.port), family, self)
-            thread = threading.Thread(
-                target=server.serve_forever,
-                kwargs={"poll_interval": 0.1},
-                name=f"holon-webhook-{server.server_port}",
-                daemon=True,
-            )
-            thread.start()
-            self._server, self._thread = server, thread
+            server = _Server((self.host, self.port), family, self, self.max_handlers)
+            name = f"holon-webhook-{server.server_port}"
+            threads = [
+                threading.Thread(
+                    target=server.serve_forever,
+                    kwargs={"poll_interval": 0.1},
+                    name=name,
+                    daemon=True,
+                ),
+                threading.Thread(
+                    target=server.watch_deadlines, name=f"{name}-deadlines", daemon=True
+                ),
+            ]
+            for thread in threads:
+                thread.start()
+            self._server, self._threads = server, threads
             return server.server_name, server.server_port
 
     def stop(self) -> None:
         """Stop accepting, wait for requests in flight, close the socket. Safe to call twice."""
         with self._lock:
-            server, thread = self._server, self._thread
-            self._server = self._thread = None
-        if server is None or thread is None:
+            server, threads = self._server, self._threads
+            self._server, self._threads = None, []
+        if server is None:
             return
+        server.closing.set()  # an accept waiting for a free handler gives up
         server.shutdown()  # returns once serve_forever has left its loop: no more accepts
         server.server_close()  # the listening socket; new connections are now refused
-        thread.join()
+        for thread in threads:
+            thread.join()
         left = server.wait_idle(STOP_GRACE_SECONDS)
         if left:
             self._report(

@@ -2,10 +2,15 @@
 receiver and timer ticks, operated through a control inbox in its state directory.
 
 Checkpoint policy: the state is saved (atomically, previous copy kept) before a skill run starts,
-every `checkpoint_every` events, every `checkpoint_seconds`, after every control command, and when
-the loop stops. Journal lines are written as they happen (a killed process loses none); an
-operating-system crash may lose the lines since the last checkpoint, which the deterministic ids
-make safe to replay.
+every `checkpoint_every` events, within `checkpoint_seconds` of any change (idle or not), after
+every control command, and when the loop stops. Journal lines are written as they happen (a killed
+process loses none); an operating-system crash may lose the lines since the last checkpoint, which
+the deterministic ids make safe to replay.
+
+Webhook deliveries arrive through the inbox (`inbox.py`), on disk before they were answered 202;
+deliveries a previous serve accepted and did not finish are taken first. An event whose handling
+fails inside Holon is journaled as failed (the traceback goes to the error log) and the loop goes
+on: one bad delivery never stops the serve or the deliveries behind it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -30,12 +34,14 @@ from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
 from holon.controller.loop import Controller, CrashPoint, Journals, no_crash
 from holon.controller.policy import load_policy
+from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
 from holon.executor.handlers import RunSkillHandler
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.serve.inbox import Inbox, Taken
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
@@ -60,6 +66,7 @@ class ServeOptions:
     fsync_journals: bool = False
     mention: str | None = "holon"
     repo: str | None = None
+    listening: bool = False  # a receiver feeds the inbox: keep serving until stopped
 
 
 def _replay_paths(paths: list[Path]) -> list[Path]:
@@ -98,9 +105,11 @@ class Serve:
         facts: RepoFacts | None = None,
         catalog: SkillCatalog | None = None,
         crashpoint: CrashPoint = no_crash,
+        report: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.options = options
         self.crashpoint = crashpoint
+        self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
         self.store = StateStore(options.state_dir)
         self.stopping = threading.Event()
@@ -111,6 +120,10 @@ class Serve:
         self._last_checkpoint = time.monotonic()
         self.state = ServeState()
         self.controller: Controller | None = None
+        self.inbox: Inbox | None = None
+        self.events = 0
+        self.broken = 0
+        self.failed: list[str] = []  # events whose handling failed inside Holon
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
@@ -121,6 +134,7 @@ class Serve:
         self.store.acquire()
         try:
             self.state = self.store.load()
+            self.inbox = Inbox(options.state_dir)
         except BaseException:
             self.store.release()
             raise
@@ -175,16 +189,21 @@ class Serve:
         if self.controller is not None:
             self.checkpoint()
             self.controller.journals.close()
+        if self.inbox is not None:
+            self.inbox.close()
         self.store.release()
 
     def checkpoint(self) -> None:
         prune(self.state, now=self.clock())
         self.store.save(self.state)
+        if self.inbox is not None:
+            self.inbox.compact()  # only what the saved state already accounts for
         self._since_checkpoint = 0
         self._last_checkpoint = time.monotonic()
 
-    def _maybe_checkpoint(self) -> None:
-        self._since_checkpoint += 1
+    def _checkpoint_if_due(self) -> None:
+        if self._since_checkpoint == 0:
+            return
         due = time.monotonic() - self._last_checkpoint >= self.options.checkpoint_seconds
         if self._since_checkpoint >= self.options.checkpoint_every or due:
             self.checkpoint()
@@ -202,13 +221,7 @@ class Serve:
                             raw, where, received_at=self.clock(), mention=self.options.mention
                         )
                     except InvalidInput as exc:
-                        self.controller.journals.events.append(
-                            {
-                                "id": f"error:{path.name}:{number}",
-                                "at": self.clock().isoformat(),
-                                "error": str(exc),
-                            }
-                        )
+                        self._journal_broken(f"error:{path.name}:{number}", str(exc))
                         continue
                     if env is not None:
                         yield env
@@ -226,36 +239,76 @@ class Serve:
         if commands:
             self.checkpoint()
 
+    def _journal_broken(self, entry_id: str, error: str) -> None:
+        assert self.controller is not None
+        self.broken += 1
+        self.controller.journals.events.append(
+            {"id": entry_id, "at": self.clock().isoformat(), "error": error}
+        )
+
     def handle(self, env: EventEnvelope) -> None:
         assert self.controller is not None
-        self.controller.handle(env)
-        self._maybe_checkpoint()
+        self.events += 1
+        try:
+            self.controller.handle(env)
+        except Exception as exc:
+            # A bug in Holon, not in the event: journal it, keep the traceback, go on.
+            log = log_traceback(exc)
+            where = f"traceback in {log}" if log else "no log writable"
+            error = f"internal error {type(exc).__name__} while handling {env.id}; {where}"
+            self.failed.append(env.id)
+            self.controller.journals.events.append(
+                {"id": f"failed:{env.id}", "at": self.clock().isoformat(), "error": error}
+            )
+            self.report(f"holon serve: {error}")
+        self._since_checkpoint += 1
+        self._checkpoint_if_due()
+
+    def drain_inbox(self, timeout: float = 0) -> None:
+        """Handle accepted deliveries in order, waiting up to `timeout` for the first."""
+        assert self.inbox is not None
+        while not self.stopping.is_set():
+            taken: Taken | None = self.inbox.take(timeout)
+            if taken is None:
+                return
+            timeout = 0
+            if taken.envelope is None:
+                self._journal_broken(f"error:inbox:{taken.end}", taken.error or "unreadable")
+                self._since_checkpoint += 1
+            else:
+                self.handle(taken.envelope)
+            self.inbox.done(taken)
 
     # -- the loop ----------------------------------------------------------------------------
-    def run(self, queue: Any = None) -> int:
-        """Replay, then serve the queue and ticks until stopped (or once)."""
+    def run(self) -> int:
+        """Deliveries accepted earlier, the replay, then the inbox and ticks until stopped (or
+        once)."""
         assert self.controller is not None
+        self.drain_inbox()
         for env in self.replay_events():
             self.apply_controls()
             if self.stopping.is_set():
                 return 0
             self.handle(env)
         next_tick = time.monotonic()
+        options = self.options
         while not self.stopping.is_set():
             self.apply_controls()
-            if self.options.tick_interval is not None and time.monotonic() >= next_tick:
-                self.handle(tick_envelope(self.clock(), self.options.repo))
-                next_tick = time.monotonic() + self.options.tick_interval
-            if queue is not None:
-                while (env := queue.take(timeout=0)) is not None:
-                    self.handle(env)
-            if self.options.once or (queue is None and self.options.tick_interval is None):
+            if options.tick_interval is not None and time.monotonic() >= next_tick:
+                self.handle(tick_envelope(self.clock(), options.repo))
+                next_tick = time.monotonic() + options.tick_interval
+            if options.once or (not options.listening and options.tick_interval is None):
+                self.drain_inbox()
                 break
-            self.stopping.wait(0.05)
+            self.drain_inbox(timeout=0.05)
+            self._checkpoint_if_due()
         return self.exit_code()
 
     def exit_code(self) -> int:
-        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished."""
+        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished.
+        An event Holon failed to handle is a failure too: its work was never decided."""
+        if self.failed:
+            return 1
         closures = []
         for record in self.state.live("closure"):
             try:

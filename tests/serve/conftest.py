@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon.gateway.envelope import EventEnvelope
+from holon.serve.listener import WebhookListener
+from tests.serve.webhook_client import NOW, SECRET, Address, Start
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve"
 
@@ -28,3 +36,20 @@ def start_serve(*args: str, **env: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@pytest.fixture
+def start() -> Iterator[Start]:
+    """Start a listener on a free loopback port; every one is stopped after the test."""
+    started: list[WebhookListener] = []
+
+    def _start(sink: Callable[[EventEnvelope], bool], **kw: Any) -> Address:
+        kw.setdefault("clock", lambda: NOW)
+        secrets = kw.pop("secrets", [SECRET])
+        listener = WebhookListener("127.0.0.1", 0, secrets, sink, **kw)
+        started.append(listener)
+        return listener.start()
+
+    yield _start
+    for listener in started:
+        listener.stop()

@@ -6,122 +6,29 @@ import http.client
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.webhook import signature_for
-from holon.serve.listener import RETRY_AFTER_SECONDS, BoundedQueue, WebhookListener
+from holon.serve.inbox import Inbox
+from holon.serve.listener import RETRY_AFTER_SECONDS, WebhookListener
 from tests.gateway.conftest import example
-
-NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-SECRET = "s3cret-for-listener-tests"
-TIMEOUT = 2.0
-
-Address = tuple[str, int]
-
-
-class Response:
-    def __init__(self, status: int, headers: http.client.HTTPMessage, raw: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.raw = raw
-        self.json: dict[str, Any] = json.loads(raw)
-
-
-class Recorder:
-    """A sink that keeps what it is given; `accept` says what it answers."""
-
-    def __init__(self, accept: bool = True) -> None:
-        self.accept = accept
-        self.envelopes: list[EventEnvelope] = []
-
-    def __call__(self, envelope: EventEnvelope) -> bool:
-        self.envelopes.append(envelope)
-        return self.accept
-
-
-Start = Callable[..., Address]
-
-
-@pytest.fixture
-def start() -> Iterator[Start]:
-    """Start a listener on a free loopback port; every one is stopped after the test."""
-    started: list[WebhookListener] = []
-
-    def _start(sink: Callable[[EventEnvelope], bool], **kw: Any) -> Address:
-        kw.setdefault("clock", lambda: NOW)
-        secrets = kw.pop("secrets", [SECRET])
-        listener = WebhookListener("127.0.0.1", 0, secrets, sink, **kw)
-        started.append(listener)
-        return listener.start()
-
-    yield _start
-    for listener in started:
-        listener.stop()
-
-
-def delivery(
-    event: str = "issue_comment",
-    action: str | None = "created",
-    *,
-    secret: str | None = SECRET,
-    body: bytes | None = None,
-    delivery_id: str = "d-1",
-) -> tuple[bytes, dict[str, str]]:
-    """A GitHub-style delivery of the real example payload, signed with `secret`."""
-    if body is None:
-        body = json.dumps(example(event, action)).encode()
-    headers = {
-        "Content-Type": "application/json",
-        "X-GitHub-Event": event,
-        "X-GitHub-Delivery": delivery_id,
-    }
-    if secret is not None:
-        headers["X-Hub-Signature-256"] = signature_for(body, secret)
-    return body, headers
-
-
-def send(
-    address: Address,
-    body: bytes | None,
-    headers: dict[str, str],
-    *,
-    method: str = "POST",
-    path: str = "/webhook",
-) -> Response:
-    conn = http.client.HTTPConnection(*address, timeout=TIMEOUT)
-    try:
-        conn.request(method, path, body=body, headers=headers)
-        resp = conn.getresponse()
-        return Response(resp.status, resp.headers, resp.read())
-    finally:
-        conn.close()
-
-
-def raw_exchange(address: Address, data: bytes) -> tuple[bytes, float]:
-    """Send raw bytes, read until the server closes; the reply and how long it took."""
-    began = time.monotonic()
-    with socket.create_connection(address, timeout=TIMEOUT) as sock:
-        sock.sendall(data)
-        reply = b""
-        while chunk := sock.recv(65536):
-            reply += chunk
-    return reply, time.monotonic() - began
-
-
-def status_of(reply: bytes) -> int:
-    return int(reply.split(b" ", 2)[1])
-
-
-def json_of(reply: bytes) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(reply.split(b"\r\n\r\n", 1)[1])
-    return result
-
+from tests.serve.webhook_client import (
+    NOW,
+    SECRET,
+    TIMEOUT,
+    Recorder,
+    Response,
+    Start,
+    delivery,
+    json_of,
+    raw_exchange,
+    send,
+    status_of,
+)
 
 # --- accepted ----------------------------------------------------------------------------------
 
@@ -156,14 +63,15 @@ def test_ping_accepted(start: Start) -> None:
     assert sink.envelopes[0].type == "github.ping"
 
 
-def test_202_is_answered_before_the_decision(start: Start) -> None:
-    queue = BoundedQueue(10)
+def test_202_is_answered_before_the_decision(start: Start, tmp_path: Path) -> None:
+    queue = Inbox(tmp_path, max_pending=10)
     taken = threading.Event()
     release = threading.Event()
     decided: list[EventEnvelope] = []
 
     def consumer() -> None:
-        envelope = queue.take(timeout=TIMEOUT)
+        got = queue.take(timeout=TIMEOUT)
+        envelope = got.envelope if got is not None else None
         taken.set()
         release.wait(TIMEOUT)  # the "decision" is stuck until the test lets it go
         if envelope is not None:
@@ -183,8 +91,8 @@ def test_202_is_answered_before_the_decision(start: Start) -> None:
     assert [env.id for env in decided] == [resp.json["id"]]
 
 
-def test_full_queue_answers_503_with_retry_after(start: Start) -> None:
-    queue = BoundedQueue(1)
+def test_full_queue_answers_503_with_retry_after(start: Start, tmp_path: Path) -> None:
+    queue = Inbox(tmp_path, max_pending=1)
     errors: list[str] = []
     address = start(queue.offer, on_error=errors.append)
     first = send(address, *delivery("issue_comment", "created", delivery_id="d-1"))
@@ -581,40 +489,6 @@ def test_stop_waits_for_the_request_in_flight() -> None:
     client.join(TIMEOUT)
     assert not stopper.is_alive()
     assert [r.status for r in responses] == [202]
-
-
-# --- BoundedQueue ------------------------------------------------------------------------------
-
-
-def _envelope(n: int) -> EventEnvelope:
-    from holon.gateway.webhook import from_webhook
-
-    body, headers = delivery("issues", "opened", delivery_id=f"d-{n}")
-    payload = json.loads(body)
-    payload["issue"]["number"] = n
-    body = json.dumps(payload).encode()
-    headers["X-Hub-Signature-256"] = signature_for(body, SECRET)
-    return from_webhook(headers, body, [SECRET], received_at=NOW)
-
-
-def test_bounded_queue_offer_take_len() -> None:
-    queue = BoundedQueue(2)
-    first, second, third = _envelope(1), _envelope(2), _envelope(3)
-    assert len(queue) == 0
-    assert queue.offer(first)
-    assert queue.offer(second)
-    assert not queue.offer(third)
-    assert len(queue) == 2
-    assert queue.take(timeout=0) is first
-    assert queue.take(timeout=None) is second
-    began = time.monotonic()
-    assert queue.take(timeout=0.05) is None
-    assert time.monotonic() - began < 1.0
-
-
-def test_bounded_queue_needs_a_bound() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
-        BoundedQueue(0)
 
 
 def test_client_hanging_up_is_not_reported() -> None:

@@ -1,0 +1,105 @@
+"""What `holon serve` says when it stops: what it did, and why it exits as it does, in two lines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from holon.closure.record import ClosureRecord
+from holon.markdown import plain
+
+if TYPE_CHECKING:
+    from holon.serve.serve import Serve
+
+_FIRST = 3  # subjects named in the exit line; the rest are counted
+_DETAIL = 120  # characters of a closure's detail in the exit line
+
+
+def one_line(text: str) -> str:
+    """A closure's detail (it may quote the agent or a comment) as one short terminal line."""
+    flat = " ".join(plain(text).split())
+    return flat if len(flat) <= _DETAIL else flat[: _DETAIL - 3] + "..."
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def did_line(serve: Serve) -> str:
+    tally = serve.controller.tally if serve.controller else None
+    decisions = tally.decisions if tally else {}
+    actions = tally.actions if tally else {}
+    parts = [f"{decisions.get('duplicate', 0)} duplicate"]
+    if decisions.get("paused"):
+        parts.append(f"{decisions['paused']} kept while paused")
+    parts.append(f"{serve.broken} broken")
+    parts.append(f"{len(serve.failed)} failed inside Holon")
+    performed = sum(actions.values())
+    how = [f"{tally.dry_run} dry run"] if tally and tally.dry_run else []
+    how.append(f"{actions.get('failed', 0)} failed")
+    return (
+        f"serve: {_plural(serve.events, 'event')} handled ({', '.join(parts)}); "
+        f"{_plural(performed, 'action attempt')} ({', '.join(how)})"
+    )
+
+
+def _closures(serve: Serve) -> list[tuple[str, ClosureRecord | None]]:
+    found: list[tuple[str, ClosureRecord | None]] = []
+    for record in serve.state.live("closure"):
+        try:
+            found.append((record.key, ClosureRecord.model_validate(record.data)))
+        except ValidationError:
+            found.append((record.key, None))
+    return found
+
+
+def _named(items: list[str]) -> str:
+    shown = "; ".join(items[:_FIRST])
+    return shown + (f"; and {len(items) - _FIRST} more" if len(items) > _FIRST else "")
+
+
+def exit_line(serve: Serve, code: int) -> str:
+    if serve.stopping.is_set():
+        waiting = len(serve.inbox) if serve.inbox is not None else 0
+        kept = (
+            f"; {_plural(waiting, 'accepted delivery')} kept for the next start" if waiting else ""
+        )
+        return (
+            f"exit 0: stopped by a signal{kept if waiting else ''}; the state is saved "
+            "(`holon serve status` says what each subject waits on)"
+        )
+    closures = _closures(serve)
+    if code == 1:
+        if serve.failed:
+            return (
+                f"exit 1: {_plural(len(serve.failed), 'event')} failed inside Holon "
+                "(see the error log named above)"
+            )
+        failed = [
+            f"{key}: {one_line(r.detail) if r else 'closure unreadable'}"
+            for key, r in closures
+            if r is None or r.closure_outcome == "failed"
+        ]
+        return f"exit 1: failed: {_named(failed)}"
+    if code == 2:
+        human = [
+            f"{key} ({r.lifecycle_outcome}: {one_line(r.detail)})"
+            for key, r in closures
+            if r and r.waiting_reason == "awaiting_operator_input"
+        ]
+        return f"exit 2: waiting on the operator: {_named(human)}"
+    if code == 3:
+        open_ = [
+            f"{key} ({r.waiting_reason or r.closure_outcome})"
+            for key, r in closures
+            if r and r.closure_outcome in ("waiting", "continuable")
+        ]
+        return f"exit 3: not finished, nobody needs to act: {_named(open_) or 'work is running'}"
+    if not closures:
+        return "exit 0: nothing to close: no subject has work on record"
+    return f"exit 0: {_plural(len(closures), 'subject')} finished"
+
+
+def describe_run(serve: Serve, code: int) -> list[str]:
+    return [did_line(serve), exit_line(serve, code)]
