@@ -119,26 +119,6 @@ def test_cooldown_for_automatic_runs(tmp_path: Path) -> None:
     assert second["refused"][0]["guard"] == "cooldown"
 
 
-def test_merge_guard(tmp_path: Path) -> None:
-    sha = "a" * 40
-    policy = (
-        "version: 1\nsettings: {allow_merge: true}\nrules:\n  - name: m\n    command: solve\n"
-        f"    do: merge\n    args: {{sha: '{sha}'}}\n"
-    )
-    pulls = {
-        (REPO, 1): PullFacts(
-            approved=True, stale=False, head_sha=sha, head_ref="holon/x", same_repo=True
-        )
-    }
-    ctl = make_controller(tmp_path, policy, pulls=pulls, green={(REPO, sha): False})
-    ctl.handle(comment_event("/holon solve", pr=True))
-    (decision,) = decisions(ctl)
-    assert decision["refused"][0]["reason"] == "required checks are not green on that sha"
-    ok = make_controller(tmp_path / "ok", policy, pulls=pulls, green={(REPO, sha): True})
-    ok.handle(comment_event("/holon solve", pr=True))
-    assert decisions(ok)[0]["intents"][0]["type"] == "merge"
-
-
 def test_budget(tmp_path: Path) -> None:
     from holon.controller.decide import Decision, Proposal
 
