@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -142,6 +144,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if REQUIRE_DOCKER and report.skipped and item.get_closest_marker("docker") is not None:
         report.outcome = "failed"
         report.longrepr = f"docker test skipped under HOLON_REQUIRE_DOCKER=1: {report.longrepr}"
+
+
+def python_agent(
+    directory: Path, manifest: dict[str, Any], exit_code: int = 0, calls: Path | None = None
+) -> list[str]:
+    """A tiny agent for the `local` runtime: it writes `manifest` as its manifest and exits with
+    `exit_code`; with `calls`, it first appends a line there, so a test can count its runs."""
+    script = directory / "agent.py"
+    count = f"with open({str(calls)!r}, 'a') as f:\n    f.write('run\\n')\n" if calls else ""
+    script.write_text(
+        "import json, os, sys\n"
+        f"{count}"
+        "out = os.environ['HOLON_OUTPUT_DIR']\n"
+        "with open(os.path.join(out, 'manifest.json'), 'w') as f:\n"
+        f"    json.dump({json.dumps(manifest)}, f)\n"
+        f"sys.exit({exit_code})\n"
+    )
+    return [sys.executable, str(script)]
 
 
 def spec_for(mode: str, **extra: Any) -> Any:

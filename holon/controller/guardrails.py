@@ -57,7 +57,8 @@ def _merge_problem(intent: ActionIntent, facts: RepoFacts, policy: Policy) -> st
     if not policy.settings.allow_merge:
         return "the policy does not allow merging"
     repo, number = intent.target.repo, intent.target.id
-    if repo is None or not number.isdigit():
+    # The kind, not just a numeric id: an issue or a check suite has a number too.
+    if repo is None or intent.target.kind != "pull_request" or not number.isdigit():
         return "merge needs a pull request target"
     pull = facts.pull(repo, int(number))
     if pull is None:

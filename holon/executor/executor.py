@@ -1,4 +1,5 @@
-"""Dispatches validated intents to their handlers; a handler that raises is a failed attempt."""
+"""Dispatches validated intents to their handlers; a handler that raises is a failed attempt
+whose error names the exception's class, never its message."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ class Executor:
         try:
             return handler(intent, attempt)
         except Exception as exc:  # a handler bug must not take the loop down; it is journaled
-            why = f"{exc.__class__.__name__}: {exc}"
+            # Only the class: the message may quote a token or the raw payload, and the error
+            # travels into the journal, the state and the subject's closure.
+            why = f"{exc.__class__.__name__} raised by the {intent.type} handler"
             return NotConfiguredHandler(self.clock, why)(intent, attempt)
 
 

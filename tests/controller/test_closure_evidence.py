@@ -4,7 +4,6 @@ missing data that never becomes success. Skill runs use a real local agent proce
 from __future__ import annotations
 
 import json
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,22 +23,11 @@ from holon.executor.handlers import RunSkillHandler
 from holon.skills.catalog import default_catalog
 from holon.state.journal import Journal
 from holon.state.model import Record, ServeState
-from tests.controller.test_controller import Clock, _comment
+from tests.conftest import python_agent
+from tests.controller.conftest import Clock, comment_event
 
 SUCCESS = {"status": "completed", "outcome": "success"}
 QUESTION = "Which database should the cache use? Would you like me to pick SQLite?"
-
-
-def _agent(tmp_path: Path, manifest: dict[str, Any], exit_code: int = 0) -> list[str]:
-    script = tmp_path / "agent.py"
-    script.write_text(
-        "import json, os, sys\n"
-        "out = os.environ['HOLON_OUTPUT_DIR']\n"
-        "with open(os.path.join(out, 'manifest.json'), 'w') as f:\n"
-        f"    json.dump({json.dumps(manifest)}, f)\n"
-        f"sys.exit({exit_code})\n"
-    )
-    return [sys.executable, str(script)]
 
 
 def _controller(tmp_path: Path, agent: list[str]) -> Controller:
@@ -94,8 +82,8 @@ def test_a_runs_question_closes_askuserquestion(
         "outcome": "needs_human",
         "question": {"id": "q-db", "text": QUESTION},
     }
-    ctl = _controller(tmp_path, _agent(tmp_path, manifest, exit_code=2))
-    ctl.handle(_comment("/holon solve", number=3))
+    ctl = _controller(tmp_path, python_agent(tmp_path, manifest, exit_code=2))
+    ctl.handle(comment_event("/holon solve", number=3))
     closure = _closure(ctl, "issue:3")
     assert closure.lifecycle_outcome == "askuserQuestion"
     assert (closure.closure_outcome, closure.waiting_reason) == (
@@ -120,19 +108,19 @@ def test_a_runs_question_closes_askuserquestion(
 
 def test_needs_human_without_question_is_an_operator_decision(tmp_path: Path) -> None:
     manifest = {"status": "completed", "outcome": "needs_human"}
-    ctl = _controller(tmp_path, _agent(tmp_path, manifest, exit_code=2))
-    ctl.handle(_comment("/holon solve", number=3))
+    ctl = _controller(tmp_path, python_agent(tmp_path, manifest, exit_code=2))
+    ctl.handle(comment_event("/holon solve", number=3))
     closure = _closure(ctl, "issue:3")
     assert (closure.lifecycle_outcome, closure.operator_wait) == ("blocked", "other")
     assert closure.question is None
 
 
 def test_an_old_side_effect_failure_is_not_evidence_about_later_work(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path, _agent(tmp_path, SUCCESS))
-    ctl.handle(_comment("/holon help", number=4, comment_id=1))
+    ctl = _controller(tmp_path, python_agent(tmp_path, SUCCESS))
+    ctl.handle(comment_event("/holon help", number=4, comment_id=1))
     assert _closure(ctl, "issue:4").closure_outcome == "failed"  # the usage comment failed
     _later(ctl)
-    ctl.handle(_comment("/holon solve", number=4, comment_id=2))
+    ctl.handle(comment_event("/holon solve", number=4, comment_id=2))
     closure = _closure(ctl, "issue:4")
     assert (closure.closure_outcome, closure.lifecycle_outcome) == ("completed", "finished")
     # The failed intent is still in the state (not pruned): it is just not current.
@@ -140,11 +128,11 @@ def test_an_old_side_effect_failure_is_not_evidence_about_later_work(tmp_path: P
 
 
 def test_a_side_effect_failure_within_the_current_unit_still_fails_it(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path, _agent(tmp_path, SUCCESS))
-    ctl.handle(_comment("/holon solve", number=4, comment_id=1))
+    ctl = _controller(tmp_path, python_agent(tmp_path, SUCCESS))
+    ctl.handle(comment_event("/holon solve", number=4, comment_id=1))
     assert _closure(ctl, "issue:4").closure_outcome == "completed"
     _later(ctl)
-    ctl.handle(_comment("/holon help", number=4, comment_id=2))
+    ctl.handle(comment_event("/holon help", number=4, comment_id=2))
     closure = _closure(ctl, "issue:4")
     assert (closure.closure_outcome, closure.rule) == ("failed", "terminal_failure")
     assert closure.deciding_items[0].startswith("action:")
@@ -152,25 +140,25 @@ def test_a_side_effect_failure_within_the_current_unit_still_fails_it(tmp_path: 
 
 def test_a_new_run_replaces_the_previous_runs_question(tmp_path: Path) -> None:
     asked = {"status": "completed", "outcome": "needs_human", "question": {"id": "q", "text": "A?"}}
-    ctl = _controller(tmp_path, _agent(tmp_path, asked, exit_code=2))
-    ctl.handle(_comment("/holon solve", number=6, comment_id=1))
+    ctl = _controller(tmp_path, python_agent(tmp_path, asked, exit_code=2))
+    ctl.handle(comment_event("/holon solve", number=6, comment_id=1))
     assert _closure(ctl, "issue:6").lifecycle_outcome == "askuserQuestion"
     _later(ctl)
     # The operator answered; the next run completes.
     assert isinstance(ctl.executor.handlers["run_skill"], RunSkillHandler)
     (tmp_path / "second").mkdir()
-    ctl.executor.handlers["run_skill"].agent = _agent(tmp_path / "second", SUCCESS)
-    ctl.handle(_comment("/holon solve use SQLite", number=6, comment_id=2))
+    ctl.executor.handlers["run_skill"].agent = python_agent(tmp_path / "second", SUCCESS)
+    ctl.handle(comment_event("/holon solve use SQLite", number=6, comment_id=2))
     assert _closure(ctl, "issue:6").lifecycle_outcome == "finished"
 
 
 def test_a_unit_without_evidence_drops_the_previous_units_closure(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path, _agent(tmp_path, SUCCESS))
-    ctl.handle(_comment("/holon help", number=7, comment_id=1))
+    ctl = _controller(tmp_path, python_agent(tmp_path, SUCCESS))
+    ctl.handle(comment_event("/holon help", number=7, comment_id=1))
     assert _closure(ctl, "issue:7").closure_outcome == "failed"
     _later(ctl)
     ctl.executor = build_executor(dry_run=True, clock=ctl.clock, run_skill=None)
-    ctl.handle(_comment("/holon help", number=7, comment_id=2))  # a usage comment, journaled
+    ctl.handle(comment_event("/holon help", number=7, comment_id=2))  # a usage comment, journaled
     assert ctl.state.get("closure", "issue:7") is None
 
 
@@ -220,11 +208,11 @@ def test_an_unreadable_recorded_question_still_needs_a_human() -> None:
 
 def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
     asked = {"status": "completed", "outcome": "needs_human", "question": {"id": "q", "text": "A?"}}
-    ctl = _controller(tmp_path, _agent(tmp_path, asked, exit_code=2))
-    ctl.handle(_comment("/holon solve", number=8, comment_id=1))
+    ctl = _controller(tmp_path, python_agent(tmp_path, asked, exit_code=2))
+    ctl.handle(comment_event("/holon solve", number=8, comment_id=1))
     assert _closure(ctl, "issue:8").lifecycle_outcome == "askuserQuestion"
     _later(ctl)
-    ctl.handle(_comment("/holon stop", number=8, comment_id=2))
+    ctl.handle(comment_event("/holon stop", number=8, comment_id=2))
     # The stop is an interruption within the unit: it outranks the question (both rule 2).
     stopped = _closure(ctl, "issue:8")
     assert stopped.lifecycle_outcome == "userinterlude"
@@ -233,7 +221,7 @@ def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
     (tmp_path / "second").mkdir()
     handler = ctl.executor.handlers["run_skill"]
     assert isinstance(handler, RunSkillHandler)
-    handler.agent = _agent(tmp_path / "second", SUCCESS)
-    ctl.handle(_comment("/holon solve", number=8, comment_id=3))
+    handler.agent = python_agent(tmp_path / "second", SUCCESS)
+    ctl.handle(comment_event("/holon solve", number=8, comment_id=3))
     closure = _closure(ctl, "issue:8")
     assert (closure.lifecycle_outcome, closure.question) == ("finished", None)

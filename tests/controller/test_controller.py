@@ -9,62 +9,12 @@ from typing import Any
 import pytest
 
 from holon.cli.serve_cmd import CRASH_ENV, crash_hook
-from holon.controller.decide import PolicyDecider
-from holon.controller.facts import PullFacts, StaticFacts
-from holon.controller.loop import Controller, Journals
-from holon.controller.policy import load_policy, parse_policy
+from holon.controller.facts import PullFacts
 from holon.executor.executor import build_executor
 from holon.gateway.github import normalize
 from holon.intent import IntentRejected, Target, make_intent
-from holon.skills.catalog import default_catalog
-from holon.state.journal import Journal
-from holon.state.model import ServeState
+from tests.controller.conftest import REPO, Clock, comment_event, decisions, make_controller
 from tests.gateway.conftest import example
-
-REPO = "Codertocat/Hello-World"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-def _controller(tmp_path: Path, policy_text: str | None = None, **facts: Any) -> Controller:
-    clock = Clock()
-    policy = parse_policy(policy_text) if policy_text else load_policy(None)
-    static = StaticFacts(**facts)
-    journals = Journals(*(Journal(tmp_path / f"{n}.ndjson", fsync=False) for n in ("e", "d", "a")))
-    return Controller(
-        state=ServeState(),
-        journals=journals,
-        executor=build_executor(dry_run=True, clock=clock, run_skill=None),
-        decider=PolicyDecider(policy, static),
-        facts=static,
-        policy=policy,
-        catalog=default_catalog(),
-        clock=clock,
-        writer="test",
-        checkpoint=lambda: None,
-        idempotent_runs=True,
-    )
-
-
-def _comment(
-    body: str, *, number: int = 1, comment_id: int = 1, association: str = "OWNER", pr: bool = False
-) -> Any:
-    payload = example("issue_comment", "created")
-    payload["issue"]["number"] = number
-    payload["comment"].update(id=comment_id, body=body, author_association=association)
-    if pr:
-        payload["issue"]["pull_request"] = {"url": "x"}
-    return normalize("issue_comment", payload, via="replay", received_at=datetime.now(UTC))
-
-
-def _decisions(ctl: Controller) -> list[dict[str, Any]]:
-    return list(ctl.journals.decisions.read())
 
 
 def test_intent_vocabulary_is_strict() -> None:
@@ -93,11 +43,11 @@ def test_intent_vocabulary_is_strict() -> None:
 
 
 def test_dedupe_and_one_decision_per_event(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path)
-    env = _comment("/holon solve")
+    ctl = make_controller(tmp_path)
+    env = comment_event("/holon solve")
     ctl.handle(env)
     ctl.handle(env)
-    assert [d["outcome"] for d in _decisions(ctl)] == ["decided", "duplicate"]
+    assert [d["outcome"] for d in decisions(ctl)] == ["decided", "duplicate"]
 
 
 def test_write_points_call_the_injected_crash_hook_not_the_environment(
@@ -105,26 +55,26 @@ def test_write_points_call_the_injected_crash_hook_not_the_environment(
 ) -> None:
     # The controller never reads the environment: only the hook it was given hears the points.
     monkeypatch.setenv(CRASH_ENV, "after_effect_before_journal")
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     seen: list[str] = []
     ctl.crashpoint = seen.append
-    ctl.handle(_comment("/holon solve"))
+    ctl.handle(comment_event("/holon solve"))
     assert seen[:2] == ["after_effect_before_journal", "after_journal_before_state"]
     assert crash_hook({})("after_effect_before_journal") is None  # no variable: nothing happens
 
 
 def test_unknown_permission_refuses(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path)
-    ctl.handle(_comment("/holon solve", association="MEMBER"))
-    (decision,) = _decisions(ctl)
+    ctl = make_controller(tmp_path)
+    ctl.handle(comment_event("/holon solve", association="MEMBER"))
+    (decision,) = decisions(ctl)
     assert decision["refused"][0]["guard"] == "authority"
     assert "cannot verify" in decision["refused"][0]["reason"]
 
 
 def test_member_with_write_access_may_command(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path, permissions={(REPO, "Codertocat"): "write"})
-    ctl.handle(_comment("/holon solve", association="MEMBER"))
-    (decision,) = _decisions(ctl)
+    ctl = make_controller(tmp_path, permissions={(REPO, "Codertocat"): "write"})
+    ctl.handle(comment_event("/holon solve", association="MEMBER"))
+    (decision,) = decisions(ctl)
     assert decision["refused"] == []
     assert decision["intents"][0]["args"]["skill"] == "github-issue-solve"
 
@@ -137,14 +87,14 @@ def test_duplicate_fix_for_same_sha_suppressed(tmp_path: Path) -> None:
             approved=False, stale=False, head_sha=sha, head_ref="holon/issue-1", same_repo=True
         )
     }
-    ctl = _controller(tmp_path, pulls=pulls)
+    ctl = make_controller(tmp_path, pulls=pulls)
     for review_id in (1, 2):
         payload = example("pull_request_review", "submitted")
         payload["review"].update(id=review_id, state="changes_requested")
         ctl.handle(
             normalize("pull_request_review", payload, via="replay", received_at=datetime.now(UTC))
         )
-    first, second = _decisions(ctl)
+    first, second = decisions(ctl)
     assert first["intents"][0]["args"]["skill"] == "github-pr-fix"
     assert second["refused"][0]["guard"] == "duplicate"
     assert f"for {sha[:12]}" in second["refused"][0]["reason"]
@@ -156,7 +106,7 @@ def test_cooldown_for_automatic_runs(tmp_path: Path) -> None:
         "  - name: auto\n    on: github.pull_request.synchronize\n    setting: auto_review\n"
         "    do: run_skill\n    skill: github-review\n"
     )
-    ctl = _controller(tmp_path, policy)
+    ctl = make_controller(tmp_path, policy)
     payload = example("pull_request", "synchronize")
     env = normalize("pull_request", payload, via="replay", received_at=datetime.now(UTC))
     ctl.handle(env)
@@ -164,29 +114,9 @@ def test_cooldown_for_automatic_runs(tmp_path: Path) -> None:
     again["after"] = "f" * 40
     again["pull_request"]["head"]["sha"] = "f" * 40
     ctl.handle(normalize("pull_request", again, via="replay", received_at=datetime.now(UTC)))
-    first, second = _decisions(ctl)
+    first, second = decisions(ctl)
     assert first["intents"]
     assert second["refused"][0]["guard"] == "cooldown"
-
-
-def test_merge_guard(tmp_path: Path) -> None:
-    sha = "a" * 40
-    policy = (
-        "version: 1\nsettings: {allow_merge: true}\nrules:\n  - name: m\n    command: solve\n"
-        f"    do: merge\n    args: {{sha: '{sha}'}}\n"
-    )
-    pulls = {
-        (REPO, 1): PullFacts(
-            approved=True, stale=False, head_sha=sha, head_ref="holon/x", same_repo=True
-        )
-    }
-    ctl = _controller(tmp_path, policy, pulls=pulls, green={(REPO, sha): False})
-    ctl.handle(_comment("/holon solve", pr=True))
-    (decision,) = _decisions(ctl)
-    assert decision["refused"][0]["reason"] == "required checks are not green on that sha"
-    ok = _controller(tmp_path / "ok", policy, pulls=pulls, green={(REPO, sha): True})
-    ok.handle(_comment("/holon solve", pr=True))
-    assert _decisions(ok)[0]["intents"][0]["type"] == "merge"
 
 
 def test_budget(tmp_path: Path) -> None:
@@ -200,10 +130,10 @@ def test_budget(tmp_path: Path) -> None:
             proposals = [Proposal("label", target, {"label": f"l{i}"}, "many") for i in range(3)]
             return Decision(self.name, "three labels", None, proposals)
 
-    ctl = _controller(tmp_path, "version: 1\nsettings: {budget: 2}\nrules: []\n")
+    ctl = make_controller(tmp_path, "version: 1\nsettings: {budget: 2}\nrules: []\n")
     ctl.decider = Greedy()
-    ctl.handle(_comment("/holon solve"))
-    (decision,) = _decisions(ctl)
+    ctl.handle(comment_event("/holon solve"))
+    (decision,) = decisions(ctl)
     assert decision["decider"] == "greedy"
     assert len(decision["intents"]) == 2
     assert [r["guard"] for r in decision["refused"]] == ["budget"]
@@ -219,10 +149,10 @@ def test_rejected_proposal_is_journaled_not_executed(tmp_path: Path) -> None:
             target = Target(repo=REPO, kind="issue", id="1")
             return Decision(self.name, "x", None, [Proposal("rm_rf", target, {}, "oops")])
 
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     ctl.decider = Wild()
-    ctl.handle(_comment("/holon solve"))
-    (decision,) = _decisions(ctl)
+    ctl.handle(comment_event("/holon solve"))
+    (decision,) = decisions(ctl)
     assert decision["rejected"] == [
         {"type": "rm_rf", "reason": "unknown intent type 'rm_rf': not in the action vocabulary"}
     ]
@@ -230,15 +160,15 @@ def test_rejected_proposal_is_journaled_not_executed(tmp_path: Path) -> None:
 
 
 def test_resume_expires_stale_events(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     clock = ctl.clock
     assert isinstance(clock, Clock)
     ctl.pause("me", "testing")
-    ctl.handle(_comment("/holon solve", comment_id=1))
+    ctl.handle(comment_event("/holon solve", comment_id=1))
     clock.now += timedelta(hours=25)
-    ctl.handle(_comment("/holon solve", number=4, comment_id=2))
-    assert ctl.resume("me") == [_comment("/holon solve", number=4, comment_id=2).id]
-    outcomes = [d["outcome"] for d in _decisions(ctl)]
+    ctl.handle(comment_event("/holon solve", number=4, comment_id=2))
+    assert ctl.resume("me") == [comment_event("/holon solve", number=4, comment_id=2).id]
+    outcomes = [d["outcome"] for d in decisions(ctl)]
     assert outcomes == ["paused", "paused", "expired", "decided"]
 
 
@@ -247,7 +177,7 @@ def test_tick_expires_stale_inflight_and_fires_timers(tmp_path: Path) -> None:
     from holon.serve.serve import tick_envelope
     from holon.state.model import Record
 
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     clock = ctl.clock
     assert isinstance(clock, Clock)
     ctl.state.put(
@@ -284,18 +214,18 @@ def test_tick_expires_stale_inflight_and_fires_timers(tmp_path: Path) -> None:
     ctl.handle(tick_envelope(clock.now, None))
     assert ctl.state.get("intent", "act_x").status == "expired"
     assert ctl.state.get("wait", "w1") is None
-    (decision,) = _decisions(ctl)
+    (decision,) = decisions(ctl)
     assert "expired stale run_skill act_x" in decision["rationale"]
     assert "timer fired for issue:8" in decision["rationale"]
     assert Scope().tenant == "default"
 
 
 def test_failed_action_is_retried_then_closed_as_failed(tmp_path: Path) -> None:
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     # Without --dry-run and without the GitHub edge, a comment cannot be posted: it must fail
     # loudly after the policy's attempts, never be marked done.
     ctl.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
-    ctl.handle(_comment("/holon help", number=5))
+    ctl.handle(comment_event("/holon help", number=5))
     attempts = [a for a in ctl.journals.actions.read() if a["type"] == "comment"]
     assert [a["attempt"] for a in attempts] == [1, 2]
     assert all(a["status"] == "failed" for a in attempts)

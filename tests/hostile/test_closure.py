@@ -326,9 +326,9 @@ def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_p
     from datetime import timedelta
 
     from holon.serve.serve import tick_envelope
-    from tests.controller.test_controller import _controller
+    from tests.controller.conftest import make_controller
 
-    ctl = _controller(tmp_path)
+    ctl = make_controller(tmp_path)
     wait = {"subject": "issue:8", "on": "timer", "until": until}
     for kind, key, status, data in [("wait", "w1", "live", wait)]:
         ctl.state.put(_state([(kind, key, status, data)]).get(kind, key))
