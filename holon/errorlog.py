@@ -1,7 +1,8 @@
 """Where the traceback of an internal error goes: the one log every "internal error" line names.
 
 `HOLON_LOG_DIR` (or the Actions runner's `RUNNER_TEMP`) first, then the user's cache directory,
-then a per-user file in the temp directory, so a log can nearly always be written.
+then a per-user file in the temp directory, so a log can nearly always be written. Tracebacks
+may quote input, so secret-looking words are masked before they are written.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from holon import __version__
+from holon.secrets import mask_secret_looking
 
 LOG_NAME = "holon-error.log"
 
@@ -34,7 +36,7 @@ def log_paths() -> list[Path]:
 def log_traceback(exc: BaseException) -> Path | None:
     """Append `exc`'s traceback to the first writable log; its path, or None if none was."""
     text = f"--- {datetime.now(UTC).isoformat()} holon {__version__} {sys.argv!r}\n"
-    text += "".join(traceback.format_exception(exc))
+    text += format_traceback(exc)
     for path in log_paths():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,4 +51,5 @@ def log_traceback(exc: BaseException) -> Path | None:
 
 
 def format_traceback(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc))
+    """The traceback with secret-looking words masked."""
+    return mask_secret_looking("".join(traceback.format_exception(exc)))

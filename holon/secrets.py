@@ -68,6 +68,15 @@ def secret_kind(value: str) -> str | None:
     return None
 
 
+def mask_secret_looking(text: str) -> str:
+    """`text` with every secret-looking word (a prefixed token, a URL password, a token after
+    `token ` / `Bearer `) replaced by the marker: for text Holon did not forward but may still
+    carry one, such as a traceback."""
+    text = _PREFIXED_WORD.sub(REDACTED, text)
+    text = _URL_PASSWORD.sub(lambda m: m.group(0).split("://", 1)[0] + f"://{REDACTED}@", text)
+    return _AFTER_SCHEME_WORD.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
 def _base64_cores(raw: bytes) -> list[bytes]:
     """The base64 text that `raw` always encodes to, wherever it sits in a longer input.
 

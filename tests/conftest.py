@@ -55,6 +55,8 @@ def _own_temp_dir(
     temp.chmod(0o1777)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setenv("TMPDIR", str(temp))
+    # Tracebacks Holon logs on purpose (exit 70, a raising handler) stay with the test too.
+    monkeypatch.setenv("HOLON_LOG_DIR", str(temp / "logs"))
     yield temp
     left = sorted(p.name for p in temp.iterdir() if p.name.startswith("holon-"))
     shutil.rmtree(temp, ignore_errors=True)

@@ -5,7 +5,14 @@ from urllib.parse import quote
 
 import pytest
 
-from holon.secrets import SECRET_PREFIXES, Redactor, StreamRedactor, secret_kind, secret_prefix
+from holon.secrets import (
+    SECRET_PREFIXES,
+    Redactor,
+    StreamRedactor,
+    mask_secret_looking,
+    secret_kind,
+    secret_prefix,
+)
 
 
 @pytest.mark.parametrize("prefix", SECRET_PREFIXES)
@@ -94,3 +101,20 @@ def test_stream_redactor_finds_values_split_across_chunks(size: int) -> None:
     out += stream.flush()
     assert out == b"a***b***"
     assert stream.replaced == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("KeyError: 'ghp_" + "a1" * 18 + "'", "KeyError: '***'"),
+        (
+            "POST https://x-access-token:s3cretvalue@api.github.com/x",
+            "POST https://***@api.github.com/x",
+        ),
+        ("Authorization: Bearer abcdef123456ghijkl", "Authorization: Bearer ***"),
+        ("sha 0123456789abcdef0123456789abcdef01234567 stays", None),
+        ("an ordinary line", None),
+    ],
+)
+def test_secret_looking_words_are_masked_in_free_text(text: str, kept: str | None) -> None:
+    assert mask_secret_looking(text) == (kept if kept is not None else text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
+from holon.errorlog import log_traceback
 from holon.executor.handlers import (
     DryRunHandler,
     Handler,
@@ -36,6 +37,8 @@ class Executor:
         except Exception as exc:  # a handler bug must not take the loop down; it is journaled
             # Only the class: the message may quote a token or the raw payload, and the error
             # travels into the journal, the state and the subject's closure.
+            # The traceback (secret-looking words masked) goes to the operator's error log.
+            log_traceback(exc)
             why = f"{exc.__class__.__name__} raised by the {intent.type} handler"
             return NotConfiguredHandler(self.clock, why)(intent, attempt)
 

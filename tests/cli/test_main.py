@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from holon import errorlog
 from holon.cli import main as cli
 from holon.errors import HolonError
 from holon.runner.git import GitError
@@ -99,7 +100,7 @@ def test_no_writable_log_prints_the_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (logs["tmp"] / "file").write_text("a file, not a directory")
-    monkeypatch.setattr(cli, "_log_paths", lambda: [logs["tmp"] / "file" / "holon-error.log"])
+    monkeypatch.setattr(errorlog, "log_paths", lambda: [logs["tmp"] / "file" / "holon-error.log"])
     failing_skills.append(RuntimeError("unexpected"))
     assert cli.main(["skills", "list"]) == 70
     err = capsys.readouterr().err

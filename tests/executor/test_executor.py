@@ -4,6 +4,7 @@ failed attempt whose recorded error names what went wrong, never what the except
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -119,6 +120,18 @@ def test_a_raising_handlers_recorded_error_holds_no_secret_or_payload(exc: Excep
     line = json.dumps(recorded.model_dump(mode="json"))
     assert TOKEN not in line
     assert PAYLOAD_BODY not in line
+
+
+def test_a_raising_handlers_traceback_goes_to_the_error_log_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOLON_LOG_DIR", str(tmp_path))
+    executor = Executor({"comment": Raising(RAISED["url_with_token"])}, clock)
+    executor.execute(intent("comment"), 1)
+    log = (tmp_path / "holon-error.log").read_text()
+    assert "RuntimeError" in log
+    assert "raise self.exc" in log  # the traceback itself, for whoever debugs the handler
+    assert TOKEN not in log
 
 
 def test_args_table_covers_the_vocabulary() -> None:
