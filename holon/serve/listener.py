@@ -8,7 +8,8 @@ never straight from the internet.
 Load is bounded and refused out loud, never by a reset: at most `max_handlers` requests are
 served at once, each within `REQUEST_DEADLINE_SECONDS` from its first byte to its answer (a
 slow-drip sender is cut off); when every handler is busy a few spare threads answer 503 with
-Retry-After; beyond those, connections wait in a large listen backlog. A body is read in chunks
+Retry-After at once, before reading anything; beyond those, connections wait in a large listen
+backlog. A body is read in chunks
 through the signature check and spooled (to disk past 1 MiB), so an unsigned flood holds no
 memory; only a verified body is read into memory and parsed.
 
@@ -49,8 +50,6 @@ RETRY_AFTER_SECONDS = 10
 REQUEST_TIMEOUT_SECONDS = 15.0
 # A whole request, first byte to answer: a sender dripping a byte at a time is cut off here.
 REQUEST_DEADLINE_SECONDS = 30.0
-# Busy refusals must be quick: a short deadline for reading their request head.
-BUSY_DEADLINE_SECONDS = 3.0
 DEFAULT_MAX_HANDLERS = 32
 # Threads that only answer 503 while every handler is busy.
 SPARE_REFUSERS = 4
@@ -162,11 +161,13 @@ class _Server(ThreadingHTTPServer):
             raise
 
     def _serve_one(self, request: socket.socket, client_address: Any, busy: bool) -> None:
-        deadline = BUSY_DEADLINE_SECONDS if busy else REQUEST_DEADLINE_SECONDS
         with self._deadlines_lock:
-            self._deadlines[request] = time.monotonic() + deadline
+            self._deadlines[request] = time.monotonic() + REQUEST_DEADLINE_SECONDS
         try:
-            (_BusyHandler if busy else _Handler)(request, client_address, self)
+            if busy:
+                _answer_busy(request)  # bounded by its own short timeouts
+            else:
+                _Handler(request, client_address, self)
         except Exception:
             self.handle_error(request, client_address)
         finally:
@@ -407,29 +408,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._linger()
 
     def _linger(self) -> None:
-        """Close after answering without reading the body, without resetting the connection.
-
-        Closing a socket with unread bytes sends a reset, which can destroy the answer before the
-        client reads it. So: half-close, then drop what is already in flight (bounded) until the
-        client hangs up. The body is never buffered or looked at.
-        """
         self._body_pending = False
-        conn = self.connection
-        try:
-            conn.shutdown(socket.SHUT_WR)
-            deadline = time.monotonic() + LINGER_SECONDS
-            budget = LINGER_BYTES
-            while budget > 0:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                conn.settimeout(left)
-                chunk = conn.recv(min(budget, 16 * 1024))
-                if not chunk:
-                    break
-                budget -= len(chunk)
-        except OSError:
-            pass  # timed out or reset: either way the connection is done
+        _linger(self.connection)
+
+
+def _linger(conn: socket.socket) -> None:
+    """Close after answering without reading the request, without resetting the connection.
+
+    Closing a socket with unread bytes sends a reset, which can destroy the answer before the
+    client reads it. So: half-close, then drop what is already in flight (bounded) until the
+    client hangs up. What is dropped is never buffered or looked at.
+    """
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + LINGER_SECONDS
+        budget = LINGER_BYTES
+        while budget > 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            conn.settimeout(left)
+            chunk = conn.recv(min(budget, 16 * 1024))
+            if not chunk:
+                break
+            budget -= len(chunk)
+    except OSError:
+        pass  # timed out or reset: either way the connection is done
 
 
 def _busy(message: str) -> _Refusal:
@@ -438,11 +442,24 @@ def _busy(message: str) -> _Refusal:
     )
 
 
-class _BusyHandler(_Handler):
-    """Answers every request 503 with Retry-After, reading no body: every handler is busy."""
+_BUSY_BODY = json.dumps({"error": "busy: retry later"}).encode()
+# Sent before the request is read: a sender stalling its head cannot hold a spare thread.
+_BUSY_ANSWER = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    + f"Content-Length: {len(_BUSY_BODY)}\r\nRetry-After: {RETRY_AFTER_SECONDS}\r\n".encode()
+    + b"Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+    + _BUSY_BODY
+)
 
-    def _check_request(self, transfer_encoding: str | None) -> int:
-        raise _busy("busy: retry later")
+
+def _answer_busy(conn: socket.socket) -> None:
+    """503 with Retry-After at once, without reading the request: every handler is busy."""
+    try:
+        conn.settimeout(LINGER_SECONDS)
+        conn.sendall(_BUSY_ANSWER)
+    except OSError:
+        return  # the client went away
+    _linger(conn)
 
 
 class WebhookListener:
