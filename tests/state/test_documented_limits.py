@@ -14,7 +14,7 @@ from holon.cli.main import build_parser
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.gateway.replay import MAX_LINE_BYTES
 from holon.serve.serve import ServeOptions
-from holon.state.journal import DEFAULT_MAX_BYTES
+from holon.state.journal import DEFAULT_MAX_BYTES, DROPPED, Journal
 from holon.state.model import (
     DEFAULT_MAX_CLOSURES,
     DEFAULT_MAX_DEDUPE,
@@ -48,6 +48,9 @@ def _checkpoint_every_default() -> int:
         ("policy.md", f"forgotten after {DEFAULT_RETENTION.days} days"),
         ("policy.md", f"the oldest beyond {DEFAULT_MAX_DEDUPE:,}"),
         ("serve.md", f"rotated at {DEFAULT_MAX_BYTES // MIB} MiB"),
+        # What the default keep (None) means.
+        ("serve.md", "every segment is kept: nothing is ever deleted"),
+        ("serve.md", f"leaves a `{DROPPED}` line"),
         ("serve.md", f"every {_checkpoint_every_default()} events (`--checkpoint-every`)"),
         ("serve.md", f"every {ServeOptions.checkpoint_seconds:g} seconds"),
         (
@@ -60,3 +63,8 @@ def _checkpoint_every_default() -> int:
 )
 def test_docs_state_the_code_constants(doc: str, phrase: str) -> None:
     assert phrase in _text(doc), f"docs/{doc} should say {phrase!r}"
+
+
+def test_journals_keep_everything_by_default_as_the_docs_say() -> None:
+    assert Journal(Path("events.ndjson")).keep is None
+    assert ServeOptions(state_dir=Path("s")).journal_keep is None
