@@ -1,4 +1,4 @@
-"""Argument helpers shared by the run and probe commands."""
+"""Argument helpers shared by the run, probe and serve commands."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
         "runtime": args.runtime,
         "image": args.image,
         "agent": agent_argv(args.agent),
-        "timeout": timeout_seconds(args.timeout),
+        "timeout": duration_seconds(args.timeout, "--timeout"),
         "secrets": secrets_from_env(args.secret_env),
         "network": args.network,
         "cpus": cpus_value(args.cpus),
@@ -104,13 +104,14 @@ def agent_argv(value: str | None) -> list[str] | None:
     return argv
 
 
-def timeout_seconds(value: str | None) -> float | None:
+def duration_seconds(value: str | None, flag: str) -> float | None:
+    """A duration flag's value in seconds; a bad one is an error naming that flag."""
     if value is None:
         return None
     try:
         return parse_duration(value)
     except ValueError as exc:
-        raise InvalidInput(f"--timeout: {exc}") from None
+        raise InvalidInput(f"{flag}: {exc}") from None
 
 
 def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from holon.cli._common import agent_argv, env_values, timeout_seconds
+from holon.cli._common import agent_argv, duration_seconds, env_values
 from holon.errors import InvalidInput, Unavailable
 
 # Crash-recovery tests name a write point here; serve then kills itself (SIGKILL) at it.
@@ -147,7 +147,7 @@ def main(args: argparse.Namespace) -> int:
     listen = _listen(args.listen) if args.listen else None
     if listen is not None and not secrets:
         raise InvalidInput("--listen needs --secret-env VAR: unsigned deliveries are refused")
-    tick = timeout_seconds(args.tick_interval) if args.tick_interval else None
+    tick = duration_seconds(args.tick_interval, "--tick-interval")
     options = ServeOptions(
         state_dir=Path(args.state_dir),
         workspace=Path(args.workspace) if args.workspace else None,

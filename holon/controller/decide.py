@@ -54,10 +54,15 @@ def _matches(rule: Rule, env: EventEnvelope, policy: Policy, facts: RepoFacts) -
     if rule.subject and (env.subject is None or env.subject.kind != rule.subject):
         return False
     payload = env.payload
-    if rule.label is not None:
-        label = payload.get("label")
-        if not isinstance(label, dict) or label.get("name") != rule.label:
-            return False
+    label = payload.get("label")
+    name = label.get("name") if isinstance(label, dict) else None
+    if rule.label is not None and name != rule.label:
+        return False
+    # A setting, not a literal in the rule: renaming the label is one line of the policy.
+    if rule.holon_label is not None and (
+        name is None or (name == policy.settings.holon_label) is not rule.holon_label
+    ):
+        return False
     if rule.review_state is not None:
         review = payload.get("review")
         if (

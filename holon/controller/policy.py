@@ -66,7 +66,7 @@ class Settings(BaseModel):
     max_attempts: int = Field(default=2, ge=1)
     expire_after: float = 86400.0
     stale_inflight: float = 7200.0
-    holon_label: str = "holon"
+    holon_label: str = Field(default="holon", min_length=1)
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod
@@ -82,6 +82,9 @@ class Rule(BaseModel):
     command: list[str] = Field(default_factory=list, description="command names; empty: any")
     subject: Literal["issue", "pull_request"] | None = None
     label: str | None = None
+    holon_label: bool | None = Field(
+        default=None, description="whether the label added or removed is settings.holon_label"
+    )
     review_state: str | None = None
     conclusion: list[str] = Field(default_factory=list)
     holon_pr: bool | None = None

@@ -459,11 +459,16 @@ def normalize(
         source, type_ = "github", f"github.{event}" + (f".{action}" if action else "")
         if event in DISPATCH_EVENTS:
             ident = run_id or delivery or content_hash(payload)
+            # A dispatch asks something of the repository. workflow_dispatch's `ref` only says
+            # which branch's workflow file runs (usually the default branch), as
+            # repository_dispatch's `branch` does: a subject ref:<name> would file the request
+            # with pushes to that branch.
+            subject = Subject(kind="repository", id=repo) if repo else None
         else:
             # Content, not delivery id: the same fact by any path (Actions has no delivery id).
             ident = content_hash(payload)
+            subject = _generic_subject(p, repo)
         key = f"github:{owner}:{type_.removeprefix('github.')}:{ident}"
-        subject = _generic_subject(p, repo)
         at, actor = received_at, _actor(p, None)
     return EventEnvelope(
         id=envelope_id(key),

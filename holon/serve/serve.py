@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -64,6 +65,7 @@ class ServeOptions:
     checkpoint_every: int = 1000
     checkpoint_seconds: float = 5.0
     fsync_journals: bool = False
+    journal_keep: int | None = None  # rotated journal segments kept; None: all of them
     mention: str | None = "holon"
     repo: str | None = None
     listening: bool = False  # a receiver feeds the inbox: keep serving until stopped
@@ -138,7 +140,7 @@ class Serve:
         except BaseException:
             self.store.release()
             raise
-        journal = {"fsync": options.fsync_journals}
+        journal: dict[str, Any] = {"fsync": options.fsync_journals, "keep": options.journal_keep}
         journals = Journals(
             events=self.store.journal("events", **journal),
             decisions=self.store.journal("decisions", **journal),

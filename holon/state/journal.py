@@ -2,17 +2,26 @@
 
 Every entry carries a deterministic "id" given by the caller, so journals written by two writers
 union cleanly (`merge_journal_entries`). A line counts once its newline is on disk: a torn last line
-(a crash mid-write) is skipped by `read` and cut off before the next append. Files rotate by size:
-path -> path.1 -> path.2 ... -> path.<keep>, the oldest dropped.
+(a crash mid-write) is skipped by `read` and cut off before the next append.
+
+Files rotate by size, and rotation only renames: path -> path.<n>, n one above the highest segment
+there, so path.1, path.2, ... are the older segments, oldest first. By default every segment is
+kept: the journals are the complete record (state.json is pruned; they are not). An operator may
+bound them (`keep`): the oldest segments beyond it are then deleted at rotation, and each deletion
+is first written into the new file as a marker line (key `journal_dropped`: the segment, how many
+entries, its first and last id), with the markers the deleted segment held carried over, so no
+gap is silent. `read` skips markers; `dropped` lists them.
 """
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,7 +30,8 @@ from holon import jsonio
 from holon.errors import InvalidInput
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_KEEP = 5
+# The key of marker lines (a deleted segment); appended entries may not use it.
+DROPPED = "journal_dropped"
 # Restored journals are outside input: a longer line is corrupt, and never read whole.
 MAX_LINE_BYTES = 32 * 1024 * 1024
 _TAIL_CHUNK = 64 * 1024
@@ -49,6 +59,8 @@ def _dumps(entry: Mapping[str, Any]) -> str:
 
 def _encode(entry: Mapping[str, Any]) -> bytes:
     _entry_id(entry)
+    if DROPPED in entry:
+        raise ValueError(f"journal entry may not use the reserved key {DROPPED!r}")
     return (_dumps(entry) + "\n").encode("utf-8")
 
 
@@ -116,25 +128,69 @@ def _strict(path: Path, number: int, raw: bytes | None) -> Iterator[dict[str, An
     yield entry
 
 
+def _summary(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What a segment about to be deleted held: its marker, and the markers inside it.
+
+    Tolerant: a corrupt line is not counted, and never stops a rotation."""
+    entries, first, last = 0, None, None
+    carried: list[dict[str, Any]] = []
+    with path.open("rb") as handle:
+        for raw in jsonio.lines(handle, MAX_LINE_BYTES):
+            entry = _decode(raw) if raw is not None and raw.endswith(b"\n") else None
+            if entry is None:
+                continue
+            if DROPPED in entry:
+                carried.append(entry)
+                continue
+            entries += 1
+            first = first or entry["id"]
+            last = entry["id"]
+        size = os.fstat(handle.fileno()).st_size
+    what = {
+        "segment": path.name,
+        "entries": entries,
+        "bytes": size,
+        "first_id": first,
+        "last_id": last,
+    }
+    # The id hashes what was dropped: a rotation repeated after a kill marks it again under the
+    # same id.
+    digest = hashlib.sha256(_dumps(what).encode("utf-8")).hexdigest()[:24]
+    marker = {"id": f"dropped:{digest}", "at": datetime.now(UTC).isoformat(), DROPPED: what}
+    return marker, carried
+
+
+def _segment_number(marker: Mapping[str, Any]) -> int:
+    what = marker.get(DROPPED)
+    number = str(what.get("segment", "")).rpartition(".")[2] if isinstance(what, dict) else ""
+    return int(number) if number.isdigit() else 0
+
+
 class Journal:
-    """One append-only journal file with its rotated predecessors. Not thread-safe."""
+    """One append-only journal file with its rotated segments. Not thread-safe.
+
+    `keep`: None (the default) keeps every segment; a number (at least 1) keeps at most that many
+    of the newest, deleting older ones at rotation, each recorded by a marker line.
+    """
 
     def __init__(
         self,
         path: Path,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        keep: int = DEFAULT_KEEP,
+        keep: int | None = None,
         fsync: bool = True,
     ) -> None:
-        if max_bytes < 1 or keep < 0:
-            raise ValueError("max_bytes must be positive and keep not negative")
+        # keep >= 1: the newest segment always stays, so segment numbers are never reused.
+        if max_bytes < 1 or (keep is not None and keep < 1):
+            raise ValueError("max_bytes and keep (when set) must be positive")
         self.path = path
         self.max_bytes = max_bytes
         self.keep = keep
         self.fsync = fsync
         self._fd: int | None = None
         self._size = 0
+        self._segment_name = re.compile(re.escape(path.name) + r"\.([1-9][0-9]*)")
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Append one entry as one line (ValueError if it has no string id)."""
@@ -146,13 +202,39 @@ class Journal:
         if data:
             self._write(data)
 
-    def read(self) -> Iterator[dict[str, Any]]:
-        """All entries, oldest rotated file first; a torn or corrupt last line of a file is skipped.
+    def segments(self) -> list[Path]:
+        """The rotated segments, oldest first (the file being appended to is not one)."""
+        try:
+            with os.scandir(self.path.parent) as found:
+                numbered = [
+                    (int(match.group(1)), item.name)
+                    for item in found
+                    if (match := self._segment_name.fullmatch(item.name)) and item.is_file()
+                ]
+        except FileNotFoundError:
+            return []
+        return [self.path.with_name(name) for _, name in sorted(numbered)]
 
-        CorruptJournal if any other line is not a JSON object with a string id.
+    def read(self) -> Iterator[dict[str, Any]]:
+        """All entries, oldest segment first; a torn or corrupt last line of a file is skipped.
+
+        CorruptJournal if any other line is not a JSON object with a string id. Markers of
+        deleted segments are not entries: see `dropped`.
         """
-        for path in [*(self._rotated(i) for i in range(self.keep, 0, -1)), self.path]:
-            yield from _read_file(path)
+        for path in [*self.segments(), self.path]:
+            for entry in _read_file(path):
+                if DROPPED not in entry:
+                    yield entry
+
+    def dropped(self) -> list[dict[str, Any]]:
+        """The markers of segments a `keep` bound deleted, each once, oldest segment first."""
+        markers: dict[str, dict[str, Any]] = {}
+        for path in [*self.segments(), self.path]:
+            for entry in _read_file(path):
+                if DROPPED in entry:
+                    markers.setdefault(entry["id"], entry)
+        # Carried over from file to file, markers are not stored in order; their numbers are.
+        return sorted(markers.values(), key=_segment_number)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -167,9 +249,6 @@ class Journal:
     ) -> None:
         self.close()
 
-    def _rotated(self, index: int) -> Path:
-        return self.path.with_name(f"{self.path.name}.{index}")
-
     def _open(self) -> int:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,10 +262,13 @@ class Journal:
         return self._fd
 
     def _write(self, data: bytes) -> None:
-        fd = self._open()
+        self._open()
         if self._size and self._size + len(data) > self.max_bytes:
             self._rotate()
-            fd = self._open()
+        self._put(data)
+
+    def _put(self, data: bytes) -> None:
+        fd = self._open()
         try:
             view = memoryview(data)
             while view:
@@ -200,14 +282,29 @@ class Journal:
         self._size += len(data)
 
     def _rotate(self) -> None:
+        # One rename: a kill before it changes nothing, after it the next write starts a new file.
         self.close()
-        if self.keep == 0:
-            self.path.unlink(missing_ok=True)
-        else:
-            for index in range(self.keep - 1, 0, -1):
-                with contextlib.suppress(FileNotFoundError):
-                    os.replace(self._rotated(index), self._rotated(index + 1))
-            os.replace(self.path, self._rotated(1))
+        segments = self.segments()
+        number = int(segments[-1].name.rpartition(".")[2]) + 1 if segments else 1
+        newest = self.path.with_name(f"{self.path.name}.{number}")
+        os.replace(self.path, newest)
+        segments.append(newest)
+        if self.fsync:
+            _fsync_dir(self.path.parent)
+        if self.keep is None or len(segments) <= self.keep:
+            return
+        doomed = segments[: len(segments) - self.keep]
+        markers: dict[str, dict[str, Any]] = {}
+        for path in doomed:
+            marker, carried = _summary(path)
+            for old in carried:
+                markers.setdefault(old["id"], old)
+            markers.setdefault(marker["id"], marker)
+        # The markers are on disk before anything is deleted: a kill in between leaves both the
+        # segments and their markers (marked again, under the same ids, by the next rotation).
+        self._put(b"".join((_dumps(m) + "\n").encode("utf-8") for m in markers.values()))
+        for path in doomed:
+            path.unlink(missing_ok=True)
         if self.fsync:
             _fsync_dir(self.path.parent)
 

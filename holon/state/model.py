@@ -193,11 +193,11 @@ def prune(
 
     Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
     `max_dedupe`; tombstones of any kind older than `retention` go too; settled intents (rank 2,
-    their results are in actions.ndjson) beyond the newest `max_settled`, and the closures of the
-    least recently active subjects beyond `max_closures`, go as well. This bounds
-    the state file however many events arrive. The price: a copy older than `retention` can
-    resurrect what a pruned tombstone had deleted, so copies should merge well within the
-    retention window.
+    their results stay in actions.ndjson, whose segments are all kept by default) beyond the
+    newest `max_settled`, and the closures of the least recently active subjects beyond
+    `max_closures`, go as well. This bounds the state file however many events arrive. The
+    price: a copy older than `retention` can resurrect what a pruned tombstone had deleted, so
+    copies should merge well within the retention window.
     """
     if now.tzinfo is None:
         raise ValueError("prune needs a timezone-aware 'now'")

@@ -1,7 +1,8 @@
 """The serve state directory: its lock, state.json (with state.json.prev), control inbox, journals.
 
 Layout of D: state.lock (flock + holder pid), state.json, state.json.prev, control/*.json (commands
-for a running serve; malformed ones moved to control/rejected/), <name>.ndjson journals.
+for a running serve; malformed ones moved to control/rejected/), <name>.ndjson journals with their
+rotated segments <name>.ndjson.1, .2, ... (oldest first).
 
 Checkpoint policy: the store saves only when asked; the caller decides when. The controller saves
 after recording an inflight intent and before carrying out its effect (so a crash cannot repeat an
@@ -26,7 +27,7 @@ from holon import jsonio
 from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_bytes, atomic_write_text
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
-from holon.state.journal import DEFAULT_KEEP, DEFAULT_MAX_BYTES, Journal
+from holon.state.journal import DEFAULT_MAX_BYTES, Journal
 from holon.state.model import ServeState
 
 STATE = "state.json"
@@ -238,10 +239,12 @@ class StateStore:
         name: str,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        keep: int = DEFAULT_KEEP,
+        keep: int | None = None,
         fsync: bool = True,
     ) -> Journal:
-        """The journal D/<name>.ndjson (e.g. events, decisions, actions); opened on first append."""
+        """The journal D/<name>.ndjson (e.g. events, decisions, actions); opened on first append.
+
+        Every rotated segment is kept unless `keep` bounds them (see holon.state.journal)."""
         if not _JOURNAL_NAME.fullmatch(name):
             raise InvalidInput(f"journal name {name!r} must be lower-case letters, digits, - or _")
         return Journal(

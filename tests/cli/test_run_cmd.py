@@ -192,7 +192,7 @@ def _bad_input_cases(tmp_path: Path, repo: Path) -> dict[str, tuple[list[str], s
         ),
         "bad timeout": (
             [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--timeout", "soon"],
-            "--timeout",
+            "--timeout: invalid duration 'soon'",
         ),
         "missing secret": (
             [*base, "--workspace", str(repo), "--output", out, *LOCAL, "--secret-env", "NOPE_X"],

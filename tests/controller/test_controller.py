@@ -10,6 +10,8 @@ import pytest
 
 from holon.cli.serve_cmd import CRASH_ENV, crash_hook
 from holon.controller.facts import PullFacts
+from holon.controller.policy import parse_policy
+from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
 from holon.gateway.github import normalize
 from holon.intent import IntentRejected, Target, make_intent
@@ -235,3 +237,69 @@ def test_failed_action_is_retried_then_closed_as_failed(tmp_path: Path) -> None:
     closure = ctl.state.get("closure", "issue:5")
     assert closure is not None
     assert closure.data["closure_outcome"] == "failed"
+
+
+def _labeled(name: str, *, by: str | None = None) -> Any:
+    """GitHub's `issues.labeled` example (Codertocat labels their own issue 1 `bug`), with the
+    label renamed and, with `by`, someone else doing the labelling."""
+    payload = example("issues", "labeled")
+    payload["label"]["name"] = name
+    if by is not None:
+        payload["sender"]["login"] = by
+    return normalize("issues", payload, via="replay", received_at=datetime.now(UTC))
+
+
+def test_holon_label_asks_for_a_solve(tmp_path: Path) -> None:
+    ctl = make_controller(tmp_path)
+    ctl.handle(_labeled("bug"))
+    ctl.handle(_labeled("holon"))
+    other, holon = decisions(ctl)
+    assert other["intents"] == []
+    assert holon["rule"] == "solve-issue-label"
+    (intent,) = holon["intents"]
+    assert intent["args"]["skill"] == "github-issue-solve"
+    assert intent["args"]["inputs"] == {"issue": "1"}
+    assert intent["target"] == "issue:1"
+
+
+def test_holon_label_is_the_setting_not_a_literal(tmp_path: Path) -> None:
+    # The built-in rules with only the setting changed: the label that asks follows it.
+    default = (Path(__file__).parents[2] / "holon/controller/default_policy.yaml").read_text()
+    renamed = default.replace("holon_label: holon ", "holon_label: please-fix ")
+    assert renamed != default
+    ctl = make_controller(tmp_path, renamed)
+    ctl.handle(_labeled("holon"))
+    ctl.handle(_labeled("please-fix"))
+    old, new = decisions(ctl)
+    assert old["intents"] == []
+    assert new["rule"] == "solve-issue-label"
+    assert new["intents"][0]["args"]["skill"] == "github-issue-solve"
+    # An empty label could never be added: a mistake, reported with its line.
+    with pytest.raises(InvalidInput, match=r"^p.yaml line 2: settings.holon_label: "):
+        parse_policy("version: 1\nsettings: {holon_label: ''}\n", "p.yaml")
+
+
+@pytest.mark.parametrize(
+    ("labeller", "refusal"),
+    [
+        ("stranger", "cannot verify stranger's permission on this repository"),
+        ("reader", "reader has read access; Holon needs write"),
+        ("helper", None),
+    ],
+)
+def test_holon_label_authority_is_the_labellers(
+    tmp_path: Path, labeller: str, refusal: str | None
+) -> None:
+    # The issue's author is the OWNER; the labeller is not, and it is the labeller who counts.
+    ctl = make_controller(
+        tmp_path, permissions={(REPO, "helper"): "write", (REPO, "reader"): "read"}
+    )
+    ctl.handle(_labeled("holon", by=labeller))
+    (decision,) = decisions(ctl)
+    assert decision["rule"] == "solve-issue-label"
+    if refusal is None:
+        assert decision["refused"] == []
+        assert decision["intents"][0]["args"]["skill"] == "github-issue-solve"
+    else:
+        assert [(r["guard"], r["reason"]) for r in decision["refused"]] == [("authority", refusal)]
+        assert all(i["type"] == "comment" for i in decision["intents"])  # the polite refusal

@@ -257,6 +257,19 @@ def test_dispatch_keys_from_run_id_or_delivery() -> None:
 
 
 @pytest.mark.parametrize(
+    ("event", "index"),
+    [(event, i) for event in ("workflow_dispatch", "repository_dispatch") for i in range(2)],
+)
+def test_dispatch_subject_is_the_repository(event: str, index: int) -> None:
+    # workflow_dispatch's example carries `ref`, which the generic path would take for a subject.
+    payload = examples()[event][index]
+    env = normalize(event, payload, via="actions", received_at=NOW, run_id="77")
+    assert env.subject is not None
+    assert (env.subject.kind, env.subject.id) == ("repository", payload["repository"]["full_name"])
+    assert env.subject.head_sha is None
+
+
+@pytest.mark.parametrize(
     ("association", "authority"),
     [
         ("OWNER", "owner"),

@@ -173,14 +173,20 @@ def test_broken_replay_line_is_skipped_and_journaled(
         (["--listen", "127.0.0.1:0"], "--listen needs --secret-env"),
         (["--listen", "nowhere"], "expected HOST:PORT"),
         (["--replay", "/no/such/file.ndjson"], "replay path not found"),
-        (["--tick-interval", "soon"], "--timeout"),
+        # A duration error names the flag it came from, not the run command's --timeout.
+        (["--tick-interval", "soon"], "--tick-interval: invalid duration 'soon'"),
+        (["--tick-interval", "0"], "--tick-interval: invalid duration '0'"),
+        (["--tick-interval", ""], "--tick-interval: invalid duration ''"),
     ],
 )
 def test_bad_serve_flags(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     assert main(["serve", "--state-dir", str(tmp_path / "s"), "--once", *argv]) == 64
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert message in err
+    assert "--timeout" not in err
 
 
 def test_status_of_missing_state_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

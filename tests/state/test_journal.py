@@ -1,13 +1,16 @@
-"""Journals: append/read, batches, rotation, torn lines, ids and the union of two journals."""
+"""Journals: append/read, batches, rotation (kept, bounded, killed midway), torn lines, ids and
+the union of two journals."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from holon.state import journal as journal_module
 from holon.state.journal import CorruptJournal, Journal, merge_journal_entries
 
 
@@ -59,30 +62,201 @@ def test_entries_without_a_string_id_are_refused(tmp_path: Path, entry: dict[str
     assert not path.exists() or path.read_bytes() == b""
 
 
-def test_rotation_keeps_at_most_keep_files_and_reads_in_order(tmp_path: Path) -> None:
+def _line_bytes() -> int:
+    return len(json.dumps(entries(1)[0], separators=(",", ":"))) + 1
+
+
+def _file(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(raw) for raw in path.read_text().splitlines()]
+
+
+def test_rotation_by_default_keeps_every_line(tmp_path: Path) -> None:
     path = tmp_path / "events.ndjson"
-    line = len(json.dumps(entries(1)[0], separators=(",", ":"))) + 1
-    with Journal(path, max_bytes=3 * line, keep=2, fsync=False) as journal:
-        for entry in entries(20):
+    line = _line_bytes()
+    with Journal(path, max_bytes=3 * line, fsync=False) as journal:
+        for entry in entries(200):
             journal.append(entry)
         got = list(journal.read())
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "events.ndjson",
-        "events.ndjson.1",
-        "events.ndjson.2",
-    ]
-    # Each file holds 3 lines; 20 entries fill files of 3,3,...,2: the newest 8 remain.
-    assert got == entries(8, start=12)
+        segments = journal.segments()
+        assert journal.dropped() == []
+    assert got == entries(200)
+    # 3 lines a file: 66 full segments, numbered oldest first, and 2 lines still being written.
+    assert [p.name for p in segments] == [f"events.ndjson.{n}" for n in range(1, 67)]
+    assert [e["id"] for e in _file(segments[0])] == ["e0000", "e0001", "e0002"]
+    assert [e["id"] for e in _file(path)] == ["e0198", "e0199"]
+    assert len(list(tmp_path.iterdir())) == 67
     assert all(p.stat().st_size <= 3 * line for p in tmp_path.iterdir())
 
 
-def test_rotation_with_keep_zero_drops_the_old_file(tmp_path: Path) -> None:
-    path = tmp_path / "a.ndjson"
-    with Journal(path, max_bytes=1, keep=0, fsync=False) as journal:
+def test_rotation_renames_and_never_rewrites_a_segment(tmp_path: Path) -> None:
+    path = tmp_path / "j.ndjson"
+    with Journal(path, max_bytes=2 * _line_bytes(), fsync=False) as journal:
         journal.append_many(entries(2))
+        journal.append_many(entries(2, start=2))
+        first = (tmp_path / "j.ndjson.1").read_bytes()
+        inode = (tmp_path / "j.ndjson.1").stat().st_ino
+        journal.append_many(entries(10, start=4))
+    assert (tmp_path / "j.ndjson.1").read_bytes() == first
+    assert (tmp_path / "j.ndjson.1").stat().st_ino == inode
+    assert [e["id"] for e in _file(tmp_path / "j.ndjson.1")] == ["e0000", "e0001"]
+
+
+def test_segments_are_ordered_by_number_and_nothing_else_counts(tmp_path: Path) -> None:
+    path = tmp_path / "j.ndjson"
+    for name, ident in [("j.ndjson.10", "ten"), ("j.ndjson.2", "two"), ("j.ndjson.9", "nine")]:
+        (tmp_path / name).write_text(json.dumps({"id": ident}) + "\n")
+    for stray in ("j.ndjson.01", "j.ndjson.tmp", "j.ndjson.3.bak", "k.ndjson.1", "j.ndjson.0"):
+        (tmp_path / stray).write_text(json.dumps({"id": stray}) + "\n")
+    (tmp_path / "j.ndjson.4").mkdir()
+    path.write_text(json.dumps({"id": "now"}) + "\n")
+    journal = Journal(path)
+    assert [p.name for p in journal.segments()] == ["j.ndjson.2", "j.ndjson.9", "j.ndjson.10"]
+    assert [e["id"] for e in journal.read()] == ["two", "nine", "ten", "now"]
+
+
+def _accounted(journal: Journal, total: int, *, exact: bool = True) -> list[dict[str, Any]]:
+    """The markers, checked to account, with what is kept, for every entry ever appended: each
+    once (`exact`), or at least once (a kill between marking a segment and deleting it)."""
+    ids = [e["id"] for e in entries(total)]
+    kept = [e["id"] for e in journal.read()]
+    markers = [m["journal_dropped"] for m in journal.dropped()]
+    marked: list[str] = []
+    for marker in markers:
+        if marker["entries"]:
+            first = ids.index(marker["first_id"])
+            marked += ids[first : first + marker["entries"]]
+            assert marked[-1] == marker["last_id"]
+    assert len(kept) == len(set(kept))
+    assert kept == ids[total - len(kept) :]
+    assert set(marked) | set(kept) == set(ids)
+    if exact:
+        assert marked + kept == ids
+    return markers
+
+
+def test_a_keep_bound_drops_the_oldest_segments_and_records_each(tmp_path: Path) -> None:
+    path = tmp_path / "events.ndjson"
+    with Journal(path, max_bytes=10 * _line_bytes(), keep=2, fsync=False) as journal:
+        for entry in entries(100):
+            journal.append(entry)
+        segments = [p.name for p in journal.segments()]
+        markers = _accounted(journal, 100)
+    # Two segments are kept, the newest ones; every older one left a marker naming it.
+    numbers = [int(name.rpartition(".")[2]) for name in segments]
+    assert len(numbers) == 2
+    assert numbers[0] + 1 == numbers[1]
+    assert [m["segment"] for m in markers] == [f"events.ndjson.{n}" for n in range(1, numbers[0])]
+    assert markers[0] == {
+        "segment": "events.ndjson.1",
+        "entries": 10,
+        "bytes": 10 * _line_bytes(),
+        "first_id": "e0000",
+        "last_id": "e0009",
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["events.ndjson", *segments])
+
+
+def test_markers_outlive_the_segments_that_held_them(tmp_path: Path) -> None:
+    path = tmp_path / "a.ndjson"
+    with Journal(path, max_bytes=1, keep=1, fsync=False) as journal:
+        for entry in entries(30):
+            journal.append(entry)
+        markers = _accounted(journal, 30)
+    # One entry a file: 28 files deleted, e0028 kept, e0029 being written.
+    assert len(markers) == 28
+    # Segment 1's marker went into file 2, long deleted: it moved on with each file deleted.
+    assert markers[0]["segment"] == "a.ndjson.1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ndjson", "a.ndjson.29"]
+    assert _file(path)[-1] == entries(1, start=29)[0]
+
+
+def test_keep_one_records_each_dropped_file(tmp_path: Path) -> None:
+    path = tmp_path / "a.ndjson"
+    with pytest.raises(ValueError, match="keep"):
+        Journal(path, keep=0)
+    with Journal(path, max_bytes=1, keep=1, fsync=False) as journal:
+        journal.append_many(entries(2))
+        journal.append({"id": "second"})
         journal.append({"id": "last"})
-        assert [e["id"] for e in journal.read()] == ["last"]
-    assert [p.name for p in tmp_path.iterdir()] == ["a.ndjson"]
+        assert [e["id"] for e in journal.read()] == ["second", "last"]
+        (marker,) = journal.dropped()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ndjson", "a.ndjson.2"]
+    assert marker["journal_dropped"] == {
+        "segment": "a.ndjson.1",
+        "entries": 2,
+        "bytes": 2 * _line_bytes(),
+        "first_id": "e0000",
+        "last_id": "e0001",
+    }
+    # The marker line comes first in the new file, before the entry whose write rotated.
+    assert _file(path) == [marker, {"id": "last"}]
+
+
+def test_the_marker_key_is_reserved(tmp_path: Path) -> None:
+    path = tmp_path / "j.ndjson"
+    with Journal(path) as journal:
+        with pytest.raises(ValueError, match="reserved key 'journal_dropped'"):
+            journal.append({"id": "x", "journal_dropped": {}})
+        with pytest.raises(ValueError, match="reserved key 'journal_dropped'"):
+            journal.append_many([{"id": "ok"}, {"id": "x", "journal_dropped": {}}])
+    assert not path.exists() or path.read_bytes() == b""
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after the step runs; what is on disk is what a kill leaves."""
+
+
+def _kill_at(monkeypatch: pytest.MonkeyPatch, step: str, after: int) -> None:
+    owner: Any = {"rename": os, "sync": journal_module, "unlink": Path}[step]
+    attr = {"rename": "replace", "sync": "_fsync_dir", "unlink": "unlink"}[step]
+    real = getattr(owner, attr)
+    calls = [0]
+
+    def killed_after(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > after:
+            raise Killed
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, attr, killed_after)
+
+
+@pytest.mark.parametrize(
+    ("keep", "step", "after"),
+    [
+        (None, "rename", 0),  # killed before the rename
+        (None, "sync", 0),  # renamed, killed before the directory is synced
+        (1, "rename", 0),
+        (1, "sync", 0),
+        (1, "sync", 1),  # renamed and marked, killed before the first deletion
+        (1, "unlink", 0),  # killed before deleting the first of two doomed segments
+        (1, "unlink", 1),  # one of the two deleted
+    ],
+)
+def test_a_kill_mid_rotation_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int | None, step: str, after: int
+) -> None:
+    path = tmp_path / "j.ndjson"
+    size = 3 * _line_bytes()
+    with Journal(path, max_bytes=size, fsync=True) as journal:
+        for start in range(0, 12, 3):
+            journal.append_many(entries(3, start=start))
+    assert len(Journal(path).segments()) == 3
+    # The next append rotates; with a bound of 1 that drops two segments at once.
+    with monkeypatch.context() as patch:
+        _kill_at(patch, step, after)
+        dying = Journal(path, max_bytes=size, keep=keep, fsync=True)
+        with pytest.raises(Killed):
+            dying.append(entries(1, start=12)[0])
+        dying.close()
+    # A new process on the same directory finds every entry, kept or accounted for by a marker.
+    with Journal(path, max_bytes=size, keep=keep, fsync=True) as again:
+        _accounted(again, 12, exact=False)
+        for entry in entries(8, start=12):
+            again.append(entry)
+        markers = _accounted(again, 20)
+    if keep is None:
+        assert markers == []
 
 
 def test_oversized_batch_goes_into_a_fresh_file(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from holon.errors import InvalidInput
+from holon.state.journal import DEFAULT_MAX_BYTES
 from holon.state.model import Record, ServeState
 from holon.state.store import CorruptState, StateLocked, StateStore
 
@@ -211,3 +212,16 @@ def test_journal_lives_in_the_state_dir(store: StateStore) -> None:
     assert [e["id"] for e in store.journal("events").read()] == ["e1"]
     with pytest.raises(InvalidInput, match="journal name"):
         store.journal("../escape")
+
+
+def test_journals_keep_every_segment_unless_bounded(store: StateStore) -> None:
+    assert store.journal("events").keep is None
+    assert store.journal("events").max_bytes == DEFAULT_MAX_BYTES
+    assert store.journal("events", keep=3).keep == 3
+    # One line a file: nine rotations, and every line still there.
+    with store.journal("events", max_bytes=1, fsync=False) as journal:
+        for i in range(10):
+            journal.append({"id": f"e{i}"})
+    names = sorted(p.name for p in store.directory.iterdir())
+    assert names == ["events.ndjson", *(f"events.ndjson.{n}" for n in range(1, 10))]
+    assert [e["id"] for e in store.journal("events").read()] == [f"e{i}" for i in range(10)]

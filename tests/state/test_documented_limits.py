@@ -1,0 +1,70 @@
+"""The numbers docs/serve.md and docs/policy.md state are the ones the code uses.
+
+Each phrase is built from the constant itself, so changing a constant without its docs (or the
+docs without the constant) fails here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from holon.cli.main import build_parser
+from holon.gateway.payload import MAX_PAYLOAD_BYTES
+from holon.gateway.replay import MAX_LINE_BYTES
+from holon.serve.serve import ServeOptions
+from holon.state.journal import DEFAULT_MAX_BYTES, DROPPED, Journal
+from holon.state.model import (
+    DEFAULT_MAX_CLOSURES,
+    DEFAULT_MAX_DEDUPE,
+    DEFAULT_MAX_SETTLED,
+    DEFAULT_RETENTION,
+)
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+MIB = 1024 * 1024
+
+
+def _text(name: str) -> str:
+    # Whitespace normalized: a phrase may wrap across lines.
+    return " ".join((DOCS / name).read_text(encoding="utf-8").split())
+
+
+def _checkpoint_every_default() -> int:
+    args = build_parser("serve").parse_args(["serve", "--state-dir", "d"])
+    value = args.checkpoint_every
+    assert isinstance(value, int)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("doc", "phrase"),
+    [
+        ("serve.md", f"forgotten after {DEFAULT_RETENTION.days} days"),
+        ("serve.md", f"beyond the newest {DEFAULT_MAX_DEDUPE:,}"),
+        ("serve.md", f"settled intents beyond the newest {DEFAULT_MAX_SETTLED:,}"),
+        ("serve.md", f"closures of all but the {DEFAULT_MAX_CLOSURES:,} most recently active"),
+        ("policy.md", f"forgotten after {DEFAULT_RETENTION.days} days"),
+        ("policy.md", f"the oldest beyond {DEFAULT_MAX_DEDUPE:,}"),
+        ("serve.md", f"rotated at {DEFAULT_MAX_BYTES // MIB} MiB"),
+        # What the default keep (None) means.
+        ("serve.md", "every segment is kept: nothing is ever deleted"),
+        ("serve.md", f"leaves a `{DROPPED}` line"),
+        ("serve.md", f"every {_checkpoint_every_default()} events (`--checkpoint-every`)"),
+        ("serve.md", f"every {ServeOptions.checkpoint_seconds:g} seconds"),
+        (
+            "serve.md",
+            f"a line over {MAX_PAYLOAD_BYTES // MIB} MiB + "
+            f"{(MAX_LINE_BYTES - MAX_PAYLOAD_BYTES) // 1024} KiB",
+        ),
+        ("serve.md", f"`413` over {MAX_PAYLOAD_BYTES // MIB} MiB"),
+    ],
+)
+def test_docs_state_the_code_constants(doc: str, phrase: str) -> None:
+    assert phrase in _text(doc), f"docs/{doc} should say {phrase!r}"
+
+
+def test_journals_keep_everything_by_default_as_the_docs_say() -> None:
+    assert Journal(Path("events.ndjson")).keep is None
+    assert ServeOptions(state_dir=Path("s")).journal_keep is None
