@@ -70,8 +70,16 @@ def _open(path: Path) -> int:
 
 class Inbox:
     """A durable FIFO of envelopes: `offer` from the receiver's threads, `take` and `done` from
-    the serve loop, `compact` after each checkpoint. Offsets are logical: they keep growing
-    across compactions (`_base` is where the file starts)."""
+    the serve loop, `compact` after each checkpoint.
+
+    Group commit: appends are written one at a time and synced together, so senders arriving
+    while one fsync runs share the next. An envelope becomes takeable only once synced, and in
+    file order, so "handled" is always a prefix of the file. Offsets are logical: they keep
+    growing across compactions (`_base` is where the file starts).
+
+    Locks, always taken in this order: `_write` (appending, the file's end), `_sync` (fsync and
+    the file descriptor), `_state` (the queue; held briefly, so the loop never waits on a sync).
+    """
 
     def __init__(
         self,
@@ -85,13 +93,18 @@ class Inbox:
         self.path = state_dir / INBOX_FILE
         self.max_pending = max_pending
         self.max_bytes = max_bytes
-        self._lock = threading.Condition()
+        self._write = threading.Lock()
+        self._sync = threading.Lock()
+        self._state = threading.Condition()
         self._fd = _open(self.path)
         self._base = 0
-        self._end = 0
+        self._end = 0  # written
+        self._synced = 0  # on disk
         self._handled = 0
-        self._pending: deque[tuple[int, int]] = deque()  # (offset, length) not yet taken
-        self._pending_bytes = 0
+        self._unsynced: deque[tuple[int, int]] = deque()  # written, not yet on disk
+        self._pending: deque[tuple[int, int]] = deque()  # on disk, not yet taken
+        self._held = 0  # entries in both queues, and their bytes: what the bounds count
+        self._held_bytes = 0
         self._load()
 
     def _load(self) -> None:
@@ -105,50 +118,75 @@ class Inbox:
                 if raw is None or not raw.endswith(b"\n"):
                     break  # an over-long line or a torn tail: nothing after it was written by us
                 self._pending.append((offset, len(raw)))
-                self._pending_bytes += len(raw)
+                self._held += 1
+                self._held_bytes += len(raw)
                 offset += len(raw)
         if offset < size:
             os.ftruncate(self._fd, offset)
-        self._end = offset
+        self._end = self._synced = offset
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._pending)
+        with self._state:
+            return len(self._pending) + len(self._unsynced)
 
     def offer(self, envelope: EventEnvelope) -> bool:
-        """Write `envelope` durably and queue it; False when the inbox is full.
+        """Write `envelope`, return once it is on disk and queued; False when the inbox is full.
 
-        InboxUnavailable when the disk refuses the write: the receiver must not answer 202."""
+        InboxUnavailable when the disk refuses: the receiver must not answer 202."""
         line = (jsonio.scrub(envelope.model_dump_json()) + "\n").encode("utf-8")
-        with self._lock:
-            if len(self._pending) >= self.max_pending:
-                return False
-            if self._pending_bytes + len(line) > self.max_bytes:
-                return False
-            offset = self._end
+        with self._write:
+            with self._state:
+                if self._held >= self.max_pending:
+                    return False
+                if self._held_bytes + len(line) > self.max_bytes:
+                    return False
+                offset, fd, base = self._end, self._fd, self._base
             try:
                 written = 0
                 while written < len(line):
-                    written += os.write(self._fd, line[written:])
-                os.fsync(self._fd)
+                    written += os.write(fd, line[written:])
             except OSError as exc:
                 # Leave no partial line behind for the next start to mistake for a delivery.
                 with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, offset - self._base)
+                    os.ftruncate(fd, offset - base)
                 raise InboxUnavailable(exc.strerror or str(exc)) from None
-            self._end = offset + len(line)
-            self._pending.append((offset, len(line)))
-            self._pending_bytes += len(line)
-            self._lock.notify()
-            return True
+            end = offset + len(line)
+            with self._state:
+                self._end = end
+                self._unsynced.append((offset, len(line)))
+                self._held += 1
+                self._held_bytes += len(line)
+        self._sync_through(end)
+        return True
+
+    def _sync_through(self, end: int) -> None:
+        """Return once everything up to `end` is on disk: by this caller's fsync, or by one that
+        another caller ran meanwhile (which covers every write made before it started)."""
+        with self._sync:
+            if self._synced >= end:
+                return
+            with self._state:
+                target = self._end  # every write up to here has completed
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                # Not on disk: not accepted. It may still be taken after a later sync succeeds,
+                # which only repeats a delivery the dedupe key then recognizes.
+                raise InboxUnavailable(exc.strerror or str(exc)) from None
+            self._synced = target
+            with self._state:
+                while self._unsynced and sum(self._unsynced[0]) <= target:
+                    self._pending.append(self._unsynced.popleft())
+                self._state.notify()
 
     def take(self, timeout: float | None = 0) -> Taken | None:
         """The oldest pending delivery, waiting up to `timeout` seconds; None when none came."""
-        with self._lock:
-            if not self._lock.wait_for(lambda: bool(self._pending), timeout):
+        with self._state:
+            if not self._state.wait_for(lambda: bool(self._pending), timeout):
                 return None
             offset, length = self._pending.popleft()
-            self._pending_bytes -= length
+            self._held -= 1
+            self._held_bytes -= length
             raw = os.pread(self._fd, length, offset - self._base)
         end = offset + length
         try:
@@ -161,13 +199,13 @@ class Inbox:
 
     def done(self, taken: Taken) -> None:
         """`taken` (and everything before it) is handled; `compact` may drop it after a save."""
-        with self._lock:
+        with self._state:
             self._handled = max(self._handled, taken.end)
 
     def compact(self) -> None:
         """Drop the handled deliveries from the file. Call only after the state that records
         what they did is saved: a crash before that takes them again, a crash after it never."""
-        with self._lock:
+        with self._write, self._sync, self._state:
             if self._handled <= self._base:
                 return
             if self._handled == self._end:
@@ -201,7 +239,7 @@ class Inbox:
         self._fd = fd
 
     def close(self) -> None:
-        with self._lock:
+        with self._write, self._sync, self._state:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import closure, docker_run, gateway, serve, snapshot
+from bench import closure, docker_run, gateway, listener, serve, snapshot
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -37,3 +37,7 @@ def test_gateway_benchmark_runs() -> None:
 
 def test_serve_benchmark_runs() -> None:
     assert serve.main(["--smoke"]) == 0
+
+
+def test_listener_benchmark_runs(tmp_path: Path) -> None:
+    assert listener.main(["--smoke", "--work-dir", str(tmp_path)]) == 0

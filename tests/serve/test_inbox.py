@@ -166,3 +166,26 @@ def test_concurrent_offers_each_land_once(tmp_path: Path) -> None:
     lines = (tmp_path / INBOX_FILE).read_text().splitlines()
     assert sorted(json.loads(line)["id"] for line in lines) == sorted(e.id for e in envs)
     assert os.stat(tmp_path / INBOX_FILE).st_mode & 0o077 == 0  # not readable by others
+
+
+def test_a_failed_sync_is_no_acceptance_and_the_next_sync_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holon.serve import inbox as inbox_module
+    from holon.serve.inbox import InboxUnavailable
+
+    inbox = Inbox(tmp_path)
+    real = os.fsync
+    failures = [OSError(5, "Input/output error")]
+
+    def flaky(fd: int) -> None:
+        if failures:
+            raise failures.pop()
+        real(fd)
+
+    monkeypatch.setattr(inbox_module.os, "fsync", flaky)
+    with pytest.raises(InboxUnavailable, match="Input/output error"):
+        inbox.offer(envelope(1))  # the receiver answers 503: GitHub's redelivery is deduped
+    assert inbox.take() is None  # nothing unsynced is ever handed to the loop
+    assert inbox.offer(envelope(2))
+    assert numbers(inbox) == [1, 2]  # the next sync covered the earlier write too
