@@ -163,3 +163,21 @@ def read_regular_at(dir_fd: int, relpath: str, limit: int) -> bytes:
 
 class NotRegular(OSError):
     """A path that is not a regular file reached without following anything."""
+
+
+def open_regular(path: Path, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """Open a file of a directory whose contents may have been restored from elsewhere (serve's
+    state, its journals and inbox): a link there is never followed, and a FIFO or device is
+    refused without waiting on it. InvalidInput names the path and what is wrong."""
+    from holon.errors import InvalidInput
+
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InvalidInput(f"{path} is a link; Holon never follows one here") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidInput(f"{path} is not a regular file")
+    return fd

@@ -190,7 +190,8 @@ def main(args: argparse.Namespace) -> int:
                 raise Unavailable(
                     f"--listen {args.listen}: cannot listen: {exc.strerror or exc}"
                 ) from None
-            print(f"listening on http://{host}:{port}/webhook", flush=True)
+            shown = f"[{host}]" if ":" in host else host  # an IPv6 address needs its brackets
+            print(f"listening on http://{shown}:{port}/webhook", flush=True)
         code = serve.run()
     finally:
         if listener is not None:

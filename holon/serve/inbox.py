@@ -15,9 +15,7 @@ Only offsets are kept in memory; an envelope is read back from the file when it 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ from pydantic import ValidationError
 
 from holon import jsonio
 from holon.errors import InvalidInput
+from holon.fsutil import open_regular
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.validation import describe_validation_error
@@ -53,19 +52,7 @@ class Taken:
 
 
 def _open(path: Path) -> int:
-    """The inbox file, created if missing. A restored state directory is outside input: a link
-    here is never followed, and a FIFO or device is refused without waiting on it."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InvalidInput(f"{path} is a link; Holon never follows one here") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise InvalidInput(f"{path} is not a regular file")
-    return fd
+    return open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
 
 
 class Inbox:

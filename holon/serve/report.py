@@ -82,6 +82,14 @@ def exit_line(serve: Serve, code: int) -> str:
             if r is None or r.closure_outcome == "failed"
         ]
         return f"exit 1: failed: {_named(failed)}"
+    if code == 2 and serve.kept_while_paused():
+        pause = serve.state.get("pause", "serve")
+        data = pause.data if pause else {}
+        why = f": {one_line(str(data['reason']))}" if data.get("reason") else ""
+        return (
+            f"exit 2: paused by {one_line(str(data.get('by') or 'the operator'))}{why}; "
+            f"{_plural(serve.kept_while_paused(), 'event')} kept for `holon serve resume`"
+        )
     if code == 2:
         human = [
             f"{key} ({r.lifecycle_outcome}: {one_line(r.detail)})"

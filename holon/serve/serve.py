@@ -46,6 +46,7 @@ from holon.serve.inbox import Inbox, Taken
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
+from holon.validation import describe_validation_error
 
 
 @dataclass
@@ -80,6 +81,19 @@ def _replay_paths(paths: list[Path]) -> list[Path]:
             found.append(path)
         else:
             raise InvalidInput(f"replay path not found: {path}")
+    return found
+
+
+def _executed(entries: Iterator[dict[str, Any]]) -> dict[str, ActionResult]:
+    """The last journaled result of every intent; a restored journal is outside input."""
+    found: dict[str, ActionResult] = {}
+    for number, entry in enumerate(entries, 1):
+        try:
+            result = ActionResult.model_validate(entry)
+        except ValidationError as exc:
+            where = f"actions.ndjson entry {number}"
+            raise InvalidInput(describe_validation_error(where, exc)) from None
+        found[result.intent_id] = result
     return found
 
 
@@ -134,22 +148,27 @@ class Serve:
         replay = _replay_paths(options.replay)
         self._replay_files = replay
         self.store.acquire()
+        journals: Journals | None = None
         try:
             self.state = self.store.load()
             self.inbox = Inbox(options.state_dir)
+            kind: dict[str, Any] = {"fsync": options.fsync_journals, "keep": options.journal_keep}
+            journals = Journals(
+                events=self.store.journal("events", **kind),
+                decisions=self.store.journal("decisions", **kind),
+                actions=self.store.journal("actions", **kind),
+            )
+            for journal in (journals.events, journals.decisions, journals.actions):
+                journal.open()  # a planted link or FIFO is refused now, not at the first append
+            executed = _executed(journals.actions.read())
         except BaseException:
+            if journals is not None:
+                journals.close()
+            if self.inbox is not None:
+                self.inbox.close()
+                self.inbox = None
             self.store.release()
             raise
-        journal: dict[str, Any] = {"fsync": options.fsync_journals, "keep": options.journal_keep}
-        journals = Journals(
-            events=self.store.journal("events", **journal),
-            decisions=self.store.journal("decisions", **journal),
-            actions=self.store.journal("actions", **journal),
-        )
-        executed = {
-            entry["intent_id"]: ActionResult.model_validate(entry)
-            for entry in journals.actions.read()
-        }
         run_skill = None
         if not options.dry_run and (options.agent or options.image):
             run_skill = RunSkillHandler(
@@ -306,11 +325,19 @@ class Serve:
             self._checkpoint_if_due()
         return self.exit_code()
 
+    def kept_while_paused(self) -> int:
+        """Events a paused serve keeps for `holon serve resume`."""
+        if self.controller is None or not self.controller.paused:
+            return 0
+        return len(self.controller.kept())
+
     def exit_code(self) -> int:
         """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished.
         An event Holon failed to handle is a failure too: its work was never decided."""
         if self.failed:
             return 1
+        if self.kept_while_paused():
+            return 2  # nothing is decided until the operator resumes
         closures = []
         for record in self.state.live("closure"):
             try:

@@ -28,6 +28,7 @@ from typing import Any
 
 from holon import jsonio
 from holon.errors import InvalidInput
+from holon.fsutil import open_regular
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # The key of marker lines (a deleted segment); appended entries may not use it.
@@ -103,7 +104,7 @@ def _cut_torn_tail(fd: int) -> int:
 
 def _read_file(path: Path) -> Iterator[dict[str, Any]]:
     try:
-        handle = path.open("rb")
+        handle = os.fdopen(open_regular(path), "rb")
     except FileNotFoundError:
         return
     with handle:
@@ -134,7 +135,7 @@ def _summary(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     Tolerant: a corrupt line is not counted, and never stops a rotation."""
     entries, first, last = 0, None, None
     carried: list[dict[str, Any]] = []
-    with path.open("rb") as handle:
+    with os.fdopen(open_regular(path), "rb") as handle:
         for raw in jsonio.lines(handle, MAX_LINE_BYTES):
             entry = _decode(raw) if raw is not None and raw.endswith(b"\n") else None
             if entry is None:
@@ -209,7 +210,9 @@ class Journal:
                 numbered = [
                     (int(match.group(1)), item.name)
                     for item in found
-                    if (match := self._segment_name.fullmatch(item.name)) and item.is_file()
+                    # Any entry with a segment's name counts: one that is not a regular file
+                    # (a planted link or FIFO) is then refused when read, never skipped silently.
+                    if (match := self._segment_name.fullmatch(item.name))
                 ]
         except FileNotFoundError:
             return []
@@ -249,10 +252,16 @@ class Journal:
     ) -> None:
         self.close()
 
+    def open(self) -> None:
+        """Open (and check) the file now rather than at the first append: a link or FIFO in its
+        place is refused before anything is done."""
+        self._open()
+
     def _open(self) -> int:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            # A restored state directory is outside input: a link here is never written through.
+            fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 self._size = _cut_torn_tail(fd)
             except BaseException:

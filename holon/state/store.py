@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from holon import jsonio
 from holon.errors import InvalidInput
-from holon.fsutil import atomic_write_bytes, atomic_write_text
+from holon.fsutil import atomic_write_bytes, atomic_write_text, open_regular
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
 from holon.state.journal import DEFAULT_MAX_BYTES, Journal
 from holon.state.model import ServeState
@@ -144,10 +144,12 @@ class StateStore:
     def load(self) -> ServeState:
         """The saved state; empty if none. CorruptState (file untouched) if it cannot be used."""
         try:
-            with self.state_path.open("rb") as handle:
+            with os.fdopen(open_regular(self.state_path), "rb") as handle:
                 raw = handle.read(MAX_STATE_BYTES + 1)  # restored state is outside input
         except FileNotFoundError:
             return ServeState()
+        except InvalidInput as exc:
+            raise self._corrupt(str(exc).removeprefix(f"{self.state_path} ")) from exc
         except OSError as exc:
             raise self._corrupt(f"unreadable: {exc.strerror or exc}") from exc
         if len(raw) > MAX_STATE_BYTES:
@@ -219,9 +221,12 @@ class StateStore:
         for name in names:
             path = self.control_dir / name
             try:
-                with path.open("rb") as handle:
-                    raw = handle.read(MAX_CONTROL_BYTES + 1)
-                command = parse_control(raw) if len(raw) <= MAX_CONTROL_BYTES else None
+                try:
+                    with os.fdopen(open_regular(path), "rb") as handle:
+                        raw = handle.read(MAX_CONTROL_BYTES + 1)
+                except InvalidInput:
+                    raw = b""  # a link or FIFO posted as a command: rejected, never followed
+                command = parse_control(raw) if 0 < len(raw) <= MAX_CONTROL_BYTES else None
                 if command is None:
                     (self.control_dir / REJECTED).mkdir(exist_ok=True)
                     os.replace(path, self.control_dir / REJECTED / name)

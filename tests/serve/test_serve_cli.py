@@ -49,15 +49,15 @@ def test_pause_keeps_events_and_resume_decides_them(
 ) -> None:
     state = str(tmp_path / "s")
     assert main(["serve", "pause", "--state-dir", state, "--reason", "maintenance"]) == 0
-    assert (
-        main(
-            ["serve", "--state-dir", state, "--replay", str(REPLAY), "--dry-run", "--once", *FACTS]
-        )
-        == 0
+    code = main(
+        ["serve", "--state-dir", state, "--replay", str(REPLAY), "--dry-run", "--once", *FACTS]
     )
+    # Nothing decided while paused is nothing done: the operator's resume is what it waits on.
+    assert code == 2
+    assert "exit 2: paused by " in capsys.readouterr().out
     decisions = _lines(Path(state) / "decisions.ndjson")
     assert {d["outcome"] for d in decisions} == {"paused", "duplicate"}
-    assert not (Path(state) / "actions.ndjson").exists()
+    assert _lines(Path(state) / "actions.ndjson") == []  # nothing performed
     capsys.readouterr()
     main(["serve", "status", "--state-dir", state, "--json"])
     status = json.loads(capsys.readouterr().out)

@@ -62,3 +62,37 @@ def test_signed_delivery_is_accepted_and_decided(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)
     assert proc.returncode == 0
+
+
+def test_an_ipv6_loopback_address_is_printed_with_its_brackets(tmp_path: Path) -> None:
+    import socket
+
+    try:
+        socket.socket(socket.AF_INET6).close()
+        socket.getaddrinfo("::1", 0, socket.AF_INET6)
+    except OSError:
+        import pytest
+
+        pytest.skip("no IPv6 on this machine")
+    proc = start_serve(
+        "--state-dir",
+        str(tmp_path / "s"),
+        "--listen",
+        "[::1]:0",
+        "--secret-env",
+        "HOOK_SECRET",
+        "--dry-run",
+        HOOK_SECRET=SECRET,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("listening on http://[::1]:"), line
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        conn = http.client.HTTPConnection("::1", port, timeout=10)
+        conn.request("POST", "/webhook", body=b"{}", headers={"X-GitHub-Event": "ping"})
+        assert conn.getresponse().status == 401  # reached over IPv6, refused as unsigned
+        conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
