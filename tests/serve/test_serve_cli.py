@@ -192,3 +192,24 @@ def test_bad_serve_flags(
 def test_status_of_missing_state_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "status", "--state-dir", str(tmp_path / "nope")]) == 64
     assert "no serve state at" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "why"),
+    [
+        (["--dry-run", "--once"], 2, "exit 2: waiting on the operator: issue:1 (userinterlude: "),
+        # Without --dry-run nothing can reach GitHub or an agent here: failed, and it says why.
+        (["--once"], 1, "exit 1: failed: "),
+        # Out of input by itself (a replay, no receiver, no ticks): the same code as --once.
+        ([], 1, "no agent configured for skill runs"),
+    ],
+)
+def test_serve_says_what_it_did_and_why_it_exits(
+    extra: list[str], code: int, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(tmp_path / "s")
+    assert main(["serve", "--state-dir", state, "--replay", str(REPLAY), *FACTS, *extra]) == code
+    did, exit_line = capsys.readouterr().out.splitlines()
+    assert did.startswith("serve: 9 events handled (1 duplicate, 0 broken, 0 failed inside Holon)")
+    assert exit_line.startswith(f"exit {code}: ")
+    assert why in exit_line
