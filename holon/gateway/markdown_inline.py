@@ -70,11 +70,39 @@ def _raw_html_end(text: str, start: int, ends: _Ends, long_comments: bool) -> in
     return -1 if tag is None else tag.end()
 
 
+class _Backticks:
+    """cmark-gfm's search for the run of backticks that closes a code span, memo included.
+
+    Runs longer than 80 close nothing. Once a search has reached the end in vain, a later one
+    gives up when the last run of its length that any search passed starts before it: that memo
+    also moves back when a search stops early, so GitHub leaves some spans open that CommonMark
+    would close, and a line after one is shown.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.runs = [(run.start(), len(run[0])) for run in _BACKTICKS.finditer(text)]
+        self.starts = [start for start, _ in self.runs]
+        self.passed: dict[int, int] = {}
+        self.exhausted = False
+
+    def closer(self, pos: int, length: int) -> int:
+        """Where the run closing a span opened by `length` backticks ending at `pos` starts."""
+        if length > 80 or (self.exhausted and self.passed.get(length, 0) <= pos):
+            return -1
+        # Searches for one length cover separate stretches, so each run is read 80 times at most.
+        for at in range(bisect_left(self.starts, pos), len(self.runs)):
+            start, found = self.runs[at]
+            if found <= 80:
+                self.passed[found] = start
+            if found == length:
+                return start
+        self.exhausted = True
+        return -1
+
+
 def _hidden_spans(text: str, long_comments: bool) -> list[tuple[int, int]]:
     """Spans of `text` that render as code, raw HTML or autolinks."""
-    closers: dict[int, list[int]] = {}
-    for run in _BACKTICKS.finditer(text):
-        closers.setdefault(len(run[0]), []).append(run.start())
+    backticks = _Backticks(text)
     ends: _Ends = {}
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -87,10 +115,8 @@ def _hidden_spans(text: str, long_comments: bool) -> list[tuple[int, int]]:
             run_end = _NOT_BACKTICK.search(text, start)
             pos = len(text) if run_end is None else run_end.start()
             # A run of n backticks opens a code span only if a later run of exactly n closes it.
-            runs = closers.get(pos - start, [])
-            after = bisect_left(runs, pos)
-            if after < len(runs):
-                spans.append((start, runs[after] + pos - start))
+            if (closer := backticks.closer(pos, pos - start)) >= 0:
+                spans.append((start, closer + pos - start))
                 pos = spans[-1][1]
         else:
             end = _raw_html_end(text, start, ends, long_comments)
