@@ -87,13 +87,25 @@ TABLE = [
     row("3-space ``` closes", "```\n   ```\n/holon solve", cmd("solve", "solve", "", 3)),
     row("fence in a list item", "- ```\n  /holon solve\n  ```", None),
     row("```x``` is inline code, not a fence", "```x```\n/holon fix", cmd("fix", "fix", "", 2)),
-    # Inline code.
+    # Inline code, which may cross lines within a paragraph.
     row("inline code", "`/holon solve`", None),
+    row("inline code across lines", "see `foo\n/holon solve` bar", None),
+    row("inline code, double backticks", "a ``b\n/holon fix`` c", None),
+    row("unclosed backtick is text", "see `foo\n/holon solve", cmd("solve", "solve", "", 2)),
+    row("escaped backtick", "see \\`foo\n/holon fix it` c", cmd("fix", "fix", "it` c", 2)),
+    row("code span ends at a blank", "a `b\n\n/holon stop x` c", cmd("stop", "stop", "x` c", 3)),
     # Block quotes.
     row("quote", "> /holon solve", None),
     row("quote without space", ">/holon solve", None),
     row("nested quote", "> > /holon solve", None),
+    # A line right after a quote continues the quote's paragraph (a lazy continuation line).
+    row("lazy continuation of a quote", "> quoted text\n/holon solve", None),
+    row("lazy continuation, mention", "> see this\n@holon fix", None),
+    row("lazy continuation, nested", "> > deep\n   /holon stop", None),
+    row("quote ended by a blank line", "> quoted\n\n/holon solve", cmd("solve", "solve", "", 3)),
+    row("a quote's fence ends with it", "> ```\n/holon solve", cmd("solve", "solve", "", 2)),
     row("list item", "- /holon solve", None),
+    row("after a list item's text", "- item\n/holon fix", cmd("fix", "fix", "", 2)),
     # HTML comments.
     row("html comment", "<!-- /holon solve -->", None),
     row("multi-line html comment", "<!--\n/holon solve\n-->", None),
@@ -109,6 +121,10 @@ TABLE = [
         cmd("help", "help", "", 2),
     ),
     row("<!--> read as still open", "<!-->\n/holon solve", None),
+    # HTML blocks: never commands, up to their end (a blank line for most).
+    row("html block", "<details>\n/holon solve\n</details>", None),
+    row("html block ended", "<div>\n\n/holon review", cmd("review", "review", "", 3)),
+    row("tag across lines", 'x <a title="\n/holon solve">', None),
     # Hidden characters before the command.
     row("zero-width space", "\u200b/holon solve", None),
     row("zero-width non-joiner", "\u200c/holon solve", None),
