@@ -13,13 +13,14 @@ import json
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 from holon.gateway.webhook import signature_for
 from tests.gateway.conftest import example
-from tests.serve.conftest import start_serve
+from tests.serve.conftest import listening_serve
 
 SECRET = "hostile-listener-secret"
 MiB = 1024 * 1024
@@ -32,28 +33,15 @@ def _memory_kib(pid: int, field: str) -> int:
     return int(found[1])
 
 
-def _serve(state: Path) -> tuple[object, int]:
-    proc = start_serve(
-        "--state-dir",
-        str(state),
-        "--listen",
-        "127.0.0.1:0",
-        "--secret-env",
-        "HOOK_SECRET",
-        "--dry-run",
-        HOOK_SECRET=SECRET,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
+def _serve(state: Path) -> tuple[subprocess.Popen[str], int]:
+    return listening_serve(state, SECRET)
 
 
 def test_a_flood_of_25_mib_bodies_with_a_wrong_signature_holds_no_memory(
     tmp_path: Path,
 ) -> None:
     proc, port = _serve(tmp_path / "s")
-    assert hasattr(proc, "pid")
-    pid = proc.pid  # type: ignore[attr-defined]
+    pid = proc.pid
     body = json.dumps({"zen": "z" * (25 * MiB - 64)}).encode()
     forged = signature_for(body, "not-the-secret")
     statuses: list[int] = []
@@ -85,8 +73,8 @@ def test_a_flood_of_25_mib_bodies_with_a_wrong_signature_holds_no_memory(
             thread.join(120)
         peak = _memory_kib(pid, "VmHWM")
     finally:
-        proc.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
-        proc.communicate(timeout=30)  # type: ignore[attr-defined]
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
     assert statuses == [401] * 16
     # Eight bodies of 25 MiB at once were 200 MiB held in memory before the fix; now each
     # handler holds at most a 1 MiB spool and a 64 KiB chunk.
@@ -123,5 +111,5 @@ def test_a_held_open_connection_does_not_delay_a_real_delivery(tmp_path: Path) -
     finally:
         for sock in stalls:
             sock.close()
-        proc.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
-        proc.communicate(timeout=30)  # type: ignore[attr-defined]
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)

@@ -28,6 +28,21 @@ def serve_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def listening_serve(
+    state: Path, secret: str, *extra: str, address: str = "127.0.0.1:0"
+) -> tuple[subprocess.Popen[str], int]:
+    """`holon serve --listen` (dry run) as its own process, and the port it says it listens on."""
+    proc = start_serve(
+        "--state-dir", str(state), "--listen", address, "--secret-env", "HOOK_SECRET",
+        "--dry-run", *extra, HOOK_SECRET=secret,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    host = address.rpartition(":")[0]
+    assert line.startswith(f"listening on http://{host}:"), line
+    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
+
+
 def start_serve(*args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         holon_argv("serve", *args),

@@ -20,7 +20,7 @@ from holon.gateway.webhook import signature_for
 from holon.serve.report import describe_run
 from holon.serve.serve import Serve, ServeOptions
 from tests.gateway.conftest import example
-from tests.serve.conftest import holon_argv, serve_env, start_serve
+from tests.serve.conftest import holon_argv, listening_serve, serve_env
 
 SECRET = "intake-secret-for-tests"
 REPO = "Codertocat/Hello-World"
@@ -83,13 +83,6 @@ def test_an_event_holon_fails_on_is_journaled_and_the_loop_goes_on(tmp_path: Pat
     assert why.startswith("exit 1: 1 event failed inside Holon")
 
 
-def _port(proc: subprocess.Popen[str]) -> int:
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on http://127.0.0.1:"), line
-    return int(line.rsplit(":", 1)[1].split("/")[0])
-
-
 def _post(port: int, body: bytes, delivery: str) -> tuple[int, dict[str, Any]]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -109,25 +102,10 @@ def _post(port: int, body: bytes, delivery: str) -> tuple[int, dict[str, Any]]:
         conn.close()
 
 
-def _listening(state: Path, *extra: str) -> subprocess.Popen[str]:
-    return start_serve(
-        "--state-dir",
-        str(state),
-        "--listen",
-        "127.0.0.1:0",
-        "--secret-env",
-        "HOOK_SECRET",
-        "--dry-run",
-        *extra,
-        HOOK_SECRET=SECRET,
-    )
-
-
 def test_a_signed_lone_surrogate_is_refused_and_serve_goes_on(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    proc = _listening(state)
+    proc, port = listening_serve(state, SECRET)
     try:
-        port = _port(proc)
         poisoned = json.dumps(comment_payload(1)).replace("/holon solve", "\\ud800").encode()
         status, answer = _post(port, poisoned, "poison")
         assert status == 400  # refused before it was accepted: nothing to lose
@@ -151,7 +129,7 @@ def test_no_delivery_answered_202_is_lost_when_serve_stops_under_load(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
     state = tmp_path / "s"
-    proc = _listening(state)
+    proc, port = listening_serve(state, SECRET)
     accepted: list[str] = []
     lock = threading.Lock()
     running = threading.Event()
@@ -171,7 +149,6 @@ def test_no_delivery_answered_202_is_lost_when_serve_stops_under_load(
                     accepted.append(answer["id"])
 
     try:
-        port = _port(proc)
         senders = [threading.Thread(target=sender, args=(i,)) for i in range(1, 9)]
         for thread in senders:
             thread.start()
@@ -205,9 +182,8 @@ def test_no_delivery_answered_202_is_lost_when_serve_stops_under_load(
 
 def test_an_idle_serve_checkpoints_what_it_accepted_within_seconds(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    proc = _listening(state)
+    proc, port = listening_serve(state, SECRET)
     try:
-        port = _port(proc)
         status, answer = _post(port, json.dumps(comment_payload(5)).encode(), "one")
         assert status == 202
         sent = time.monotonic()

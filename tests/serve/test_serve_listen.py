@@ -10,28 +10,15 @@ from pathlib import Path
 
 from holon.gateway.webhook import signature_for
 from tests.gateway.conftest import example
-from tests.serve.conftest import start_serve
+from tests.serve.conftest import listening_serve
 
 SECRET = "listen-secret-for-tests"
 
 
 def test_signed_delivery_is_accepted_and_decided(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    proc = start_serve(
-        "--state-dir",
-        str(state),
-        "--listen",
-        "127.0.0.1:0",
-        "--secret-env",
-        "HOOK_SECRET",
-        "--dry-run",
-        HOOK_SECRET=SECRET,
-    )
+    proc, port = listening_serve(state, SECRET)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on http://127.0.0.1:"), line
-        port = int(line.rsplit(":", 1)[1].split("/")[0])
         payload = example("issue_comment", "created")
         payload["comment"]["body"] = "/holon solve"
         body = json.dumps(payload).encode()
@@ -74,21 +61,8 @@ def test_an_ipv6_loopback_address_is_printed_with_its_brackets(tmp_path: Path) -
         import pytest
 
         pytest.skip("no IPv6 on this machine")
-    proc = start_serve(
-        "--state-dir",
-        str(tmp_path / "s"),
-        "--listen",
-        "[::1]:0",
-        "--secret-env",
-        "HOOK_SECRET",
-        "--dry-run",
-        HOOK_SECRET=SECRET,
-    )
+    proc, port = listening_serve(tmp_path / "s", SECRET, address="[::1]:0")
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on http://[::1]:"), line
-        port = int(line.rsplit(":", 1)[1].split("/")[0])
         conn = http.client.HTTPConnection("::1", port, timeout=10)
         conn.request("POST", "/webhook", body=b"{}", headers={"X-GitHub-Event": "ping"})
         assert conn.getresponse().status == 401  # reached over IPv6, refused as unsigned
