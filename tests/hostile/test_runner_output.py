@@ -218,6 +218,27 @@ def test_secret_printed_and_quoted_by_the_agent_reaches_no_record(
     assert result.secrets_redacted == ["TOK"]
 
 
+def _fails_for_the_refused_patch(result: RunResult) -> None:
+    """A refused patch is the agent's work dropped: the run fails and every record says why."""
+    out = Path(result.output_path)
+    assert not (out / "diff.patch").exists()
+    assert result.patch is not None
+    assert result.patch.path is None
+    assert result.patch.source == "none"
+    assert "TOK" in (result.patch.error or "")
+    assert (result.status, result.outcome, int(result.exit_code)) == ("failed", "failure", 1)
+    assert any(v.startswith("diff.patch refused") and "TOK" in v for v in result.violations)
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "failed"
+    assert record["exit_code"] == 1
+    assert "diff.patch refused" in record["reason"]
+    closure = record["closure"]
+    assert (closure["closure_outcome"], closure["lifecycle_outcome"]) == ("failed", "failed")
+    assert (closure["exit_code"], closure["check_conclusion"]) == (1, "failure")
+    assert "diff.patch refused" in closure["detail"]
+    assert SECRET not in (out / "run.json").read_text()
+
+
 def test_secret_written_into_the_workspace_is_refused_as_a_patch(
     agent: Callable[..., RunResult],
 ) -> None:
@@ -225,10 +246,7 @@ def test_secret_written_into_the_workspace_is_refused_as_a_patch(
         f'echo "$TOK" > "$HOLON_WORKSPACE_DIR/config.env"; {MANIFEST_OK}',
         secrets={"TOK": SecretStr(SECRET)},
     )
-    assert not (Path(result.output_path) / "diff.patch").exists()
-    assert result.patch is not None
-    assert result.patch.path is None
-    assert "TOK" in (result.patch.error or "")
+    _fails_for_the_refused_patch(result)
 
 
 def test_agent_written_patch_with_a_secret_is_refused(agent: Callable[..., RunResult]) -> None:
@@ -236,9 +254,27 @@ def test_agent_written_patch_with_a_secret_is_refused(agent: Callable[..., RunRe
         f'echo "+$TOK" > "$HOLON_OUTPUT_DIR/diff.patch"; {MANIFEST_OK}',
         secrets={"TOK": SecretStr(SECRET)},
     )
-    assert not (Path(result.output_path) / "diff.patch").exists()
-    assert result.patch is not None
-    assert result.patch.source == "none"
+    _fails_for_the_refused_patch(result)
+
+
+def test_refused_patch_fails_the_cli_run_with_exit_1(
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOSTILE_TOKEN", SECRET)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: v1\nkind: Holon\ngoal: {description: x}\n")
+    script = tmp_path / "agent.sh"
+    script.write_text(f'echo "$HOSTILE_TOKEN" >> "$HOLON_WORKSPACE_DIR/tracked.txt"; {MANIFEST_OK}')
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--runtime", "local", "--agent", f"sh {script}"]
+    assert main([*argv, "--secret-env", "HOSTILE_TOKEN"]) == 1
+    printed = capsys.readouterr().out
+    assert "failed (failure), exit 1" in printed
+    assert "violation: diff.patch refused" in printed
+    assert SECRET not in printed
 
 
 def test_secret_in_the_cli_summary_and_json_is_redacted(
