@@ -9,7 +9,6 @@ behind; once the agent has run, the output directory holds its artifacts plus th
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import uuid
@@ -219,11 +218,11 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
 def _undo_output(output: Path, created: bool) -> None:
     """Leave no partial output when the agent never ran."""
     if created:
-        shutil.rmtree(output, ignore_errors=True)
+        remove_tree(output)
     elif output.is_dir():
         for child in output.iterdir():
             if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+                remove_tree(child)  # an agent that started may have written any depth there
             else:
                 child.unlink(missing_ok=True)
 
