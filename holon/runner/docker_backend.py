@@ -1,10 +1,12 @@
 """The `docker` backend: the agent in a container on the local Docker Engine, via the docker SDK.
 
-Input is mounted read-only, the snapshot and output read-write, the original object store (for
-history) read-only; secrets reach the agent as environment only. The container runs as the invoking
-user so files in the output belong to them, and it is removed afterwards whatever happened. Its
-output is streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker
-SDK types and exceptions stay inside this module.
+Input is mounted read-only, the snapshot and output read-write, and the pack of objects the
+snapshot's history borrows (built for the run from what its refs and index reach, never the
+original object store: `objects.py`) read-only at `/holon/git-objects`; secrets reach the agent as
+environment only. The container runs as the invoking user so files in the output belong to them,
+and it is removed afterwards whatever happened. Its output is streamed to the run's AgentLog while
+it runs (the engine keeps no log of its own). Docker SDK types and exceptions stay inside this
+module.
 """
 
 from __future__ import annotations
