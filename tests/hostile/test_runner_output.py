@@ -367,7 +367,15 @@ def test_secret_pasted_into_the_goal_is_rejected_without_echo(
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--memory", "lots"), ("--memory", "-1g"), ("--cpus", "nan"), ("--cpus", "-2")],
+    [
+        ("--memory", "lots"),
+        ("--memory", "-1g"),
+        ("--memory", "99999999999999999999999g"),  # past the engine's int64: once after the copy
+        ("--memory", "8589934592g"),
+        ("--memory", "5m"),  # below Docker's minimum (6m): once refused at container create
+        ("--cpus", "nan"),
+        ("--cpus", "-2"),
+    ],
 )
 def test_bad_limits_are_one_line_exit_64(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
@@ -379,6 +387,52 @@ def test_bad_limits_are_one_line_exit_64(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith(f"holon: error: {flag}")
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in Path(tempfile.gettempdir()).iterdir() if "holon-" in p.name] == []
+
+
+@pytest.mark.parametrize("limit", [["--memory", "2g"], ["--cpus", "1"], ["--cpus", "0.5"]])
+def test_container_limits_with_the_local_runtime_are_refused_before_anything_runs(
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    limit: list[str],
+) -> None:
+    # A subprocess cannot be held to them: running without the limit asked for is refused.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: v1\nkind: Holon\ngoal: {description: x}\n")
+    ran = tmp_path / "ran"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--runtime", "local", "--agent", f"touch {ran}"]
+    assert main([*argv, *limit]) == 64
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"holon: error: {limit[0]}: the local runtime cannot enforce a container limit "
+        "(use --runtime docker, or leave it out)"
+    ]
+    assert not ran.exists()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.docker
+def test_more_cpus_than_the_engine_has_is_refused_before_the_agent_runs(
+    docker_client: Any,
+    agent_image: str,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cpus = int(docker_client.info()["NCPU"]) + 1
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "version: v1\nkind: Holon\ngoal: {description: x}\ncontext: {env: {MODE: success}}\n"
+    )
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--image", agent_image, "--cpus", str(cpus)]
+    assert main(argv) == 64
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"holon: error: --cpus: {cpus} is more than the ")
     assert not (tmp_path / "out").exists()
 
 
