@@ -23,7 +23,7 @@ import pytest
 from holon.fsutil import remove_tree
 from holon.runner import RunRequest, RunResult, run
 from holon.runner.tree import PATH_MAX
-from tests.conftest import spec_for
+from tests.conftest import AGENT_SCRIPT, spec_for
 
 MANIFEST_OK = (
     'printf \'{"status":"completed","outcome":"success"}\' > "$HOLON_OUTPUT_DIR/manifest.json"'
@@ -103,8 +103,6 @@ def deep_run(runtime: str, request: pytest.FixtureRequest, make_repo: Callable[.
     image = request.getfixturevalue("agent_image") if runtime == "docker" else None
     repo = make_repo(dirty=False)
     output = repo.parent / "out"
-    from tests.conftest import AGENT_SCRIPT
-
     return run(
         RunRequest(
             spec=spec_for("deep_tree"),
