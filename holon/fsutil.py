@@ -6,7 +6,6 @@ import contextlib
 import errno
 import json
 import os
-import shutil
 import stat
 import tempfile
 import uuid
@@ -69,16 +68,96 @@ def kind_of(st: os.stat_result | None) -> str:
     return "a special file"
 
 
-def remove_at(dir_fd: int, name: str) -> None:
-    """Remove `name` under `dir_fd` without following it (a directory goes with its contents)."""
+def remove_at(dir_fd: int, name: str, *, reclaim: bool = False) -> None:
+    """Remove `name` under `dir_fd` without following it (a directory goes with its contents).
+
+    A tree of any depth or path length is removed (shutil.rmtree recurses, and fails past a
+    thousand levels). With `reclaim`, a directory its owner cannot list or write (mode 000) is
+    given back owner access first; without it, that is an OSError.
+    """
     st = lstat_at(dir_fd, name)
     if st is None:
         return
     if stat.S_ISDIR(st.st_mode):
-        # With dir_fd, rmtree opens each level with O_NOFOLLOW (rmtree.avoids_symlink_attacks).
-        shutil.rmtree(name, dir_fd=dir_fd)
+        _remove_dir_at(dir_fd, name, reclaim)
     else:
         os.unlink(name, dir_fd=dir_fd)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the directory tree at `path`, whatever its depth, reclaiming locked directories.
+
+    Best effort, like `shutil.rmtree(path, ignore_errors=True)`: what cannot go stays.
+    """
+    try:
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        remove_at(parent, path.name, reclaim=True)
+    except OSError:
+        pass
+    finally:
+        os.close(parent)
+
+
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_subdir(dir_fd: int, name: str, reclaim: bool) -> int:
+    try:
+        fd = os.open(name, _DIR_NOFOLLOW, dir_fd=dir_fd)
+    except PermissionError:
+        if not reclaim:
+            raise
+        # Only a directory reaches here (lstat'ed, no one else writes the tree any more).
+        mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        os.chmod(name, mode | stat.S_IRWXU, dir_fd=dir_fd)
+        fd = os.open(name, _DIR_NOFOLLOW, dir_fd=dir_fd)
+    if reclaim:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & stat.S_IRWXU != stat.S_IRWXU:
+            os.fchmod(fd, mode | stat.S_IRWXU)
+    return fd
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink every entry of the open directory but its subdirectories; returns their names."""
+    subdirs = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+    return subdirs
+
+
+def _remove_dir_at(dir_fd: int, name: str, reclaim: bool) -> None:
+    """Iterative removal: one directory open at a time, climbing back through `..`, so neither
+    the depth (no recursion, no fd per level) nor the path length (every step is relative)
+    bounds it. The parent reached through `..` is the one descended from: nothing else moves
+    the tree once the agent is gone."""
+    fd = _open_subdir(dir_fd, name, reclaim)
+    try:
+        stack = [(name, _clear_files(fd))]
+        while stack:
+            pending = stack[-1][1]
+            if pending:
+                child = pending.pop()
+                step = _open_subdir(fd, child, reclaim)
+                os.close(fd)
+                fd = step
+                stack.append((child, _clear_files(fd)))
+                continue
+            done, _ = stack.pop()
+            parent = os.open("..", _DIR_NOFOLLOW, dir_fd=fd) if stack else dir_fd
+            os.close(fd)
+            fd = parent
+            os.rmdir(done, dir_fd=fd)
+    finally:
+        if fd != dir_fd:
+            os.close(fd)
 
 
 def place_at(dir_fd: int, name: str, chunks: Iterable[bytes], mode: int = 0o644) -> int:

@@ -18,7 +18,7 @@ class HostPaths:
     input: Path
     workspace: Path
     output: Path
-    git_objects: Path | None = None  # the original object store the snapshot borrows
+    git_objects: Path | None = None  # the run's pack of reachable objects the snapshot borrows
 
 
 class LogSink(Protocol):

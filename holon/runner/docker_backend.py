@@ -1,10 +1,12 @@
 """The `docker` backend: the agent in a container on the local Docker Engine, via the docker SDK.
 
-Input is mounted read-only, the snapshot and output read-write, the original object store (for
-history) read-only; secrets reach the agent as environment only. The container runs as the invoking
-user so files in the output belong to them, and it is removed afterwards whatever happened. Its
-output is streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker
-SDK types and exceptions stay inside this module.
+Input is mounted read-only, the snapshot and output read-write, and the pack of objects the
+snapshot's history borrows (built for the run from what its refs and index reach, never the
+original object store: `objects.py`) read-only at `/holon/git-objects`; secrets reach the agent as
+environment only. The container runs as the invoking user so files in the output belong to them,
+and it is removed afterwards whatever happened. Its output is streamed to the run's AgentLog while
+it runs (the engine keeps no log of its own). Docker SDK types and exceptions stay inside this
+module.
 """
 
 from __future__ import annotations
@@ -32,6 +34,25 @@ _GRACE_SECONDS = 2
 _SPECIAL_NETWORKS = ("bridge", "none", "host")
 
 
+# The engine's own bounds on a memory limit: its minimum, and the int64 of its API.
+MIN_MEMORY = 6 * 1024 * 1024
+MAX_MEMORY = 2**63 - 1
+
+
+def _memory_limit(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        size = parse_size(value)
+    except ValueError as exc:
+        raise InvalidInput(f"--memory: {exc}") from None
+    if not MIN_MEMORY <= size <= MAX_MEMORY:
+        raise InvalidInput(
+            f"--memory: {value.strip()[:40]!r} is out of range: Docker accepts 6m up to 8589934591g"
+        )
+    return size
+
+
 def _one_line(exc: Exception) -> str:
     text = getattr(exc, "explanation", None) or str(exc)
     return str(text).strip().splitlines()[0] if str(text).strip() else exc.__class__.__name__
@@ -48,6 +69,8 @@ class DockerBackend:
                 f"invalid pull policy {options.pull!r}: use never, missing or always"
             )
         self.options = options
+        # Checked here, before the snapshot: the engine would refuse it only at container create.
+        self._mem_limit = _memory_limit(options.memory)
         self.image: str = options.image
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
         self._client: Any = None
@@ -88,6 +111,21 @@ class DockerBackend:
         except (DockerException, requests.RequestException) as exc:
             raise Unavailable(f"image {self.image!r} unavailable: {_one_line(exc)}") from None
         self._image_config = image.attrs.get("Config") or {}
+        self._check_cpus()
+
+    def _check_cpus(self) -> None:
+        """More CPUs than the engine has is refused at container create; say so before the run."""
+        if not self.options.cpus:
+            return
+        try:
+            available = int(self.client.info().get("NCPU") or 0)
+        except (DockerException, requests.RequestException, ValueError, TypeError):
+            return  # the create call still checks
+        if available and self.options.cpus > available:
+            raise InvalidInput(
+                f"--cpus: {self.options.cpus:g} is more than the {available} CPU(s) "
+                "of the Docker engine"
+            )
 
     def _command(self, probe: bool) -> dict[str, Any]:
         if self.options.agent:
@@ -109,11 +147,8 @@ class DockerBackend:
         limits: dict[str, Any] = {}
         if self.options.cpus:
             limits["nano_cpus"] = int(self.options.cpus * 1e9)
-        if self.options.memory:
-            try:
-                limits["mem_limit"] = parse_size(self.options.memory)
-            except ValueError as exc:
-                raise InvalidInput(f"--memory: {exc}") from None
+        if self._mem_limit is not None:
+            limits["mem_limit"] = self._mem_limit
         return limits
 
     def _streaming_client(self) -> Any:

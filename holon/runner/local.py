@@ -36,6 +36,13 @@ class LocalBackend:
             raise InvalidInput(
                 "the local runtime needs --agent CMD (the command that runs the agent)"
             )
+        # Container limits: a subprocess would run without them, and silently is worse than not.
+        for flag, value in (("--memory", options.memory), ("--cpus", options.cpus)):
+            if value is not None:
+                raise InvalidInput(
+                    f"{flag}: the local runtime cannot enforce a container limit "
+                    "(use --runtime docker, or leave it out)"
+                )
         argv = list(options.agent)
         # The agent runs with the snapshot as its cwd; a relative program means relative to ours.
         if "/" in argv[0] and not Path(argv[0]).is_absolute():

@@ -178,7 +178,8 @@ def collect_patch(
     out: OutputDir, runner_patch: Callable[[], bytes], secrets: dict[str, Redactor], found: Findings
 ) -> PatchInfo:
     """The agent's diff.patch when it is a regular file, else the runner's; refused if it holds
-    the value of a forwarded secret (it would be published)."""
+    the value of a forwarded secret (it would be published). A refused patch is the agent's work
+    dropped, so it is a violation: the run fails rather than succeed without it."""
     st = lstat_at(out.fd, PATCH_FILE)
     if st is not None and stat.S_ISREG(st.st_mode):
         source: Literal["agent", "runner"] = "agent"
@@ -199,6 +200,6 @@ def collect_patch(
         remove_at(out.fd, PATCH_FILE)
         names = ", ".join(leaked)
         message = f"diff.patch refused: it holds the value of forwarded secret(s) {names}"
-        found.notes.append(message)
+        found.violations.append(message)
         return PatchInfo(path=None, source="none", error=message)
     return PatchInfo(path=str(out.path / PATCH_FILE), source=source, bytes=size)

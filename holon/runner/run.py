@@ -9,7 +9,6 @@ behind; once the agent has run, the output directory holds its artifacts plus th
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import uuid
@@ -32,7 +31,7 @@ from holon.contract.layout import (
 )
 from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
-from holon.fsutil import open_dir
+from holon.fsutil import open_dir, remove_tree
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.evidence import evidence_of_run
@@ -210,19 +209,20 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             os.close(out_fd)
         if owned:
             backend.close()
-        shutil.rmtree(private, ignore_errors=True)
+        # Not shutil.rmtree: it recurses, and the agent chooses the depth of the workspace.
+        remove_tree(private)
         if not request.keep_workspace:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
 
 def _undo_output(output: Path, created: bool) -> None:
     """Leave no partial output when the agent never ran."""
     if created:
-        shutil.rmtree(output, ignore_errors=True)
+        remove_tree(output)
     elif output.is_dir():
         for child in output.iterdir():
             if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+                remove_tree(child)  # an agent that started may have written any depth there
             else:
                 child.unlink(missing_ok=True)
 

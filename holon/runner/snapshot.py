@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 from holon.errors import InvalidInput, OperationalError
 from holon.runner.git import GitError, git, git_ok
 from holon.runner.objects import ReachablePack
-from holon.runner.tree import nested_repositories, write_tree
+from holon.runner.tree import TreeError, write_tree
 
 # Where the snapshot's borrowed objects live, relative to the run root, for both backends: the
 # snapshot's alternates file points at `../../../git-objects` from `<root>/workspace/.git/objects`.
@@ -87,7 +87,7 @@ class Snapshot:
         if start.is_file() and not start.is_symlink():  # none for a workspace without files
             shutil.copyfile(start, index)
         env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(self.root)}
-        return write_tree(self.root, env, force=self._force, nested=nested_repositories(self.root))
+        return write_tree(self.root, env, force=self._force)
 
     def current_tree(self) -> str:
         """The tree of the snapshot as it is now, with the same file selection as at the start."""
@@ -340,8 +340,8 @@ def take_snapshot(
         if repo is None:
             return _snapshot_directory(source, dest, private)
         return _snapshot_repo(repo, dest, private, include_ignored)
-    except (GitError, OSError) as exc:
-        if isinstance(exc, GitError):
+    except (GitError, TreeError, OSError) as exc:
+        if isinstance(exc, GitError | TreeError):
             raise SnapshotError(f"cannot snapshot {source}: {exc}") from None
         raise SnapshotError(f"cannot snapshot {source}: {exc.strerror or exc}") from None
 
@@ -358,7 +358,7 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
     _make_git_dir(private, [], [])
     index = private / "start.index"
     env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(index)}
-    tree = write_tree(dest, env, force=True, nested=nested_repositories(dest))
+    tree = write_tree(dest, env, force=True)
     files = git(["ls-files", "-z"], cwd=dest, env=env).count(b"\0")
     return Snapshot(
         source=source,

@@ -176,6 +176,22 @@ unrecordable_path)
   mkdir -p "$ws/sub/.GIT" && echo x > "$ws/sub/.GIT/y"
   echo "agent line" >> "$ws/tracked.txt"
   manifest completed success ;;
+deep_tree)
+  # Deeper than Python's recursion limit (3600 bytes of path, within git's): Holon's walks and
+  # removals must not recurse, and the work at the bottom is carried.
+  cd "$ws" || exit 1
+  i=0; while [ $i -lt 1800 ]; do mkdir a && cd a || exit 1; i=$((i+1)); done
+  echo "deep work" > leaf.txt
+  echo "agent line" >> "$ws/tracked.txt"
+  manifest completed success ;;
+special_files)
+  # FIFOs at the top, in a nested repository (any .git entry) and below it: none can be carried.
+  mkfifo "$ws/top.fifo"
+  mkdir -p "$ws/app/src" && echo "gitdir: /nowhere" > "$ws/app/.git"
+  mkfifo "$ws/app/pipe.fifo" "$ws/app/src/deep.fifo"
+  echo "int main;" > "$ws/app/src/main.c"
+  echo "agent line" >> "$ws/tracked.txt"
+  manifest completed success ;;
 *)
   echo "unknown MODE=$MODE" >&2
   exit 1 ;;

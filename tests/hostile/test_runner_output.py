@@ -218,6 +218,27 @@ def test_secret_printed_and_quoted_by_the_agent_reaches_no_record(
     assert result.secrets_redacted == ["TOK"]
 
 
+def _fails_for_the_refused_patch(result: RunResult) -> None:
+    """A refused patch is the agent's work dropped: the run fails and every record says why."""
+    out = Path(result.output_path)
+    assert not (out / "diff.patch").exists()
+    assert result.patch is not None
+    assert result.patch.path is None
+    assert result.patch.source == "none"
+    assert "TOK" in (result.patch.error or "")
+    assert (result.status, result.outcome, int(result.exit_code)) == ("failed", "failure", 1)
+    assert any(v.startswith("diff.patch refused") and "TOK" in v for v in result.violations)
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "failed"
+    assert record["exit_code"] == 1
+    assert "diff.patch refused" in record["reason"]
+    closure = record["closure"]
+    assert (closure["closure_outcome"], closure["lifecycle_outcome"]) == ("failed", "failed")
+    assert (closure["exit_code"], closure["check_conclusion"]) == (1, "failure")
+    assert "diff.patch refused" in closure["detail"]
+    assert SECRET not in (out / "run.json").read_text()
+
+
 def test_secret_written_into_the_workspace_is_refused_as_a_patch(
     agent: Callable[..., RunResult],
 ) -> None:
@@ -225,10 +246,7 @@ def test_secret_written_into_the_workspace_is_refused_as_a_patch(
         f'echo "$TOK" > "$HOLON_WORKSPACE_DIR/config.env"; {MANIFEST_OK}',
         secrets={"TOK": SecretStr(SECRET)},
     )
-    assert not (Path(result.output_path) / "diff.patch").exists()
-    assert result.patch is not None
-    assert result.patch.path is None
-    assert "TOK" in (result.patch.error or "")
+    _fails_for_the_refused_patch(result)
 
 
 def test_agent_written_patch_with_a_secret_is_refused(agent: Callable[..., RunResult]) -> None:
@@ -236,9 +254,27 @@ def test_agent_written_patch_with_a_secret_is_refused(agent: Callable[..., RunRe
         f'echo "+$TOK" > "$HOLON_OUTPUT_DIR/diff.patch"; {MANIFEST_OK}',
         secrets={"TOK": SecretStr(SECRET)},
     )
-    assert not (Path(result.output_path) / "diff.patch").exists()
-    assert result.patch is not None
-    assert result.patch.source == "none"
+    _fails_for_the_refused_patch(result)
+
+
+def test_refused_patch_fails_the_cli_run_with_exit_1(
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOSTILE_TOKEN", SECRET)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: v1\nkind: Holon\ngoal: {description: x}\n")
+    script = tmp_path / "agent.sh"
+    script.write_text(f'echo "$HOSTILE_TOKEN" >> "$HOLON_WORKSPACE_DIR/tracked.txt"; {MANIFEST_OK}')
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--runtime", "local", "--agent", f"sh {script}"]
+    assert main([*argv, "--secret-env", "HOSTILE_TOKEN"]) == 1
+    printed = capsys.readouterr().out
+    assert "failed (failure), exit 1" in printed
+    assert "violation: diff.patch refused" in printed
+    assert SECRET not in printed
 
 
 def test_secret_in_the_cli_summary_and_json_is_redacted(
@@ -331,7 +367,15 @@ def test_secret_pasted_into_the_goal_is_rejected_without_echo(
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--memory", "lots"), ("--memory", "-1g"), ("--cpus", "nan"), ("--cpus", "-2")],
+    [
+        ("--memory", "lots"),
+        ("--memory", "-1g"),
+        ("--memory", "99999999999999999999999g"),  # past the engine's int64: once after the copy
+        ("--memory", "8589934592g"),
+        ("--memory", "5m"),  # below Docker's minimum (6m): once refused at container create
+        ("--cpus", "nan"),
+        ("--cpus", "-2"),
+    ],
 )
 def test_bad_limits_are_one_line_exit_64(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
@@ -343,6 +387,52 @@ def test_bad_limits_are_one_line_exit_64(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith(f"holon: error: {flag}")
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in Path(tempfile.gettempdir()).iterdir() if "holon-" in p.name] == []
+
+
+@pytest.mark.parametrize("limit", [["--memory", "2g"], ["--cpus", "1"], ["--cpus", "0.5"]])
+def test_container_limits_with_the_local_runtime_are_refused_before_anything_runs(
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    limit: list[str],
+) -> None:
+    # A subprocess cannot be held to them: running without the limit asked for is refused.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: v1\nkind: Holon\ngoal: {description: x}\n")
+    ran = tmp_path / "ran"
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--runtime", "local", "--agent", f"touch {ran}"]
+    assert main([*argv, *limit]) == 64
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"holon: error: {limit[0]}: the local runtime cannot enforce a container limit "
+        "(use --runtime docker, or leave it out)"
+    ]
+    assert not ran.exists()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.docker
+def test_more_cpus_than_the_engine_has_is_refused_before_the_agent_runs(
+    docker_client: Any,
+    agent_image: str,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cpus = int(docker_client.info()["NCPU"]) + 1
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "version: v1\nkind: Holon\ngoal: {description: x}\ncontext: {env: {MODE: success}}\n"
+    )
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo()), "--output"]
+    argv += [str(tmp_path / "out"), "--image", agent_image, "--cpus", str(cpus)]
+    assert main(argv) == 64
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"holon: error: --cpus: {cpus} is more than the ")
     assert not (tmp_path / "out").exists()
 
 

@@ -215,10 +215,13 @@ def test_forwarded_secret_never_reaches_holons_records(
     assert "split: ***" in log
     assert result.log.redactions >= 4
     assert result.secrets_redacted == ["SECRET_TOKEN"]
-    assert result.outcome == "needs_human"
-    assert "***" in result.reason
-    # The patch would carry the secret into a pull request: refused, with a note.
+    assert result.manifest.outcome == "needs_human"
+    assert "***" in result.manifest.question.text
+    # The patch would carry the secret into a pull request: refused, and the agent's work is then
+    # lost, so the run fails (not needs_human) and says why.
     assert not (out / "diff.patch").exists()
     assert result.patch.path is None
     assert "SECRET_TOKEN" in result.patch.error
-    assert any("diff.patch refused" in n for n in result.notes)
+    assert (result.status, result.outcome, int(result.exit_code)) == ("failed", "failure", 1)
+    assert any("diff.patch refused" in v for v in result.violations)
+    assert "diff.patch refused" in result.reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -146,3 +147,26 @@ def test_agent_patch_kept(make_repo: Callable[..., Path], tmp_path: Path) -> Non
     assert result.patch is not None
     assert result.patch.source == "agent"
     assert (out / "diff.patch").read_text() == "agent's own patch\n"
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-output", "existing-output"])
+def test_backend_failing_after_a_deep_tree_in_the_output_leaves_nothing(
+    make_repo: Callable[..., Path], tmp_path: Path, existing: bool
+) -> None:
+    def act(job: Job) -> int:
+        fd = os.open(job.paths.output, os.O_RDONLY)
+        for _ in range(1500):  # deeper than shutil.rmtree can recurse
+            os.mkdir("a", dir_fd=fd)
+            step = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        os.close(fd)
+        raise RuntimeError("backend broke mid-run")
+
+    out = tmp_path / "out"
+    if existing:
+        out.mkdir()
+    with pytest.raises(RuntimeError, match="backend broke mid-run"):
+        run(_request(make_repo(), out), backend=FakeBackend(act))
+    assert out.exists() == existing
+    assert not existing or list(out.iterdir()) == []

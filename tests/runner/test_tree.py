@@ -7,8 +7,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from holon.fsutil import remove_tree
 from holon.runner.snapshot import Snapshot, take_snapshot
-from holon.runner.tree import nested_repositories
+from holon.runner.tree import TreeError, nested_repositories
 from tests.conftest import git
 
 
@@ -117,3 +120,33 @@ def test_nested_repository_under_an_ignored_directory_stays_ignored(
     assert b"build/dep" not in patch
     assert b"b/kept/x.txt" in patch
     assert b"y.log" not in patch
+
+
+def _long_path(top: Path, levels: int) -> None:
+    """`levels` directories of 200 bytes under `top`, each made from the last, and a file."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d" * 200, dir_fd=fd)
+            step = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        os.close(os.open("f.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_path_git_cannot_record_under_include_ignored_is_refused(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    for include_ignored, refused in ((False, False), (True, True)):
+        snap = _snap(repo, tmp_path / str(include_ignored), include_ignored=include_ignored)
+        (snap.root / "build").mkdir(exist_ok=True)
+        _long_path(snap.root / "build", 25)  # build/ is ignored
+        if refused:
+            with pytest.raises(TreeError, match=r"^build/d+\.\.\.d+ \(4226 bytes\) is longer"):
+                snap.diff()
+        else:
+            assert b"build/" not in snap.diff()
+        remove_tree(snap.root)
