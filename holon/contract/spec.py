@@ -22,11 +22,14 @@ from pydantic import (
     model_validator,
 )
 
+from holon import jsonio
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
 from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
 
+# A spec is a page of YAML; far more is not a spec (it is copied to the agent and kept).
+MAX_SPEC_BYTES = 1024 * 1024
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -214,12 +217,5 @@ def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
 
 
 def load_spec(path: Path) -> Spec:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInput(f"spec file not found: {path}") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"spec path is a directory, not a file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read spec {path}: {exc.__class__.__name__}") from None
-    return parse_spec(text, source=str(path))
+    """The spec file at `path`, read bounded (MAX_SPEC_BYTES): `/dev/zero` is one line."""
+    return parse_spec(jsonio.read_text(str(path), MAX_SPEC_BYTES, "spec"), source=str(path))

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from holon import jsonio
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
@@ -28,6 +29,10 @@ ALIASES = {
     "github.issue.labeled": "github.issues.labeled",
     "github.issue.comment.created": "github.issue_comment.created",
 }
+
+
+# A policy is a page of rules; more is not one (read bounded: `/dev/zero` is one line).
+MAX_POLICY_BYTES = 1024 * 1024
 
 
 class _Loader(yaml.SafeLoader):
@@ -157,8 +162,4 @@ def load_policy(path: Path | None) -> Policy:
     if path is None:
         text = resources.files("holon.controller").joinpath("default_policy.yaml").read_text()
         return parse_policy(text, "built-in policy")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read policy {path}: {exc.__class__.__name__}") from None
-    return parse_policy(text, str(path))
+    return parse_policy(jsonio.read_text(str(path), MAX_POLICY_BYTES, "policy"), str(path))
