@@ -110,7 +110,10 @@ def _operate(args: argparse.Namespace) -> int:
         status = status_of(store.load(), running=store.is_locked())
         print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
         return 0
-    by = os.environ.get("USER") or "operator"
+    from holon.jsonio import scrub
+
+    # Recorded in the state and journals: a user name that is not UTF-8 is kept readable.
+    by = scrub(os.environ.get("USER") or "operator")
     command = {
         "command": args.action,
         "by": by,
