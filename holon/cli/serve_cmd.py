@@ -61,8 +61,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _listen(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise InvalidInput(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    # ASCII digits only, and few of them: int() of thousands of digits is an error of its own.
+    if not host or not port.isascii() or not port.isdigit() or len(port) > 5:
+        raise InvalidInput(f"--listen {value[:60]!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
     return host, int(port)
 
 

@@ -19,6 +19,7 @@ from holon import jsonio
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
+from holon.yamlio import StrictLoader
 
 Special = Literal["stop", "status", "usage", "recheck"]
 Do = Literal[IntentType, Special]  # the vocabulary plus the controller's own actions
@@ -35,13 +36,14 @@ ALIASES = {
 MAX_POLICY_BYTES = 1024 * 1024
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the key `on:` as True."""
+class _Loader(StrictLoader):
+    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the key `on:` as True. Strict as
+    every user-written YAML is (holon/yamlio.py): a key given twice is refused with its line."""
 
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in StrictLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool",
