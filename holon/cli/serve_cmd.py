@@ -95,6 +95,22 @@ def _facts(path: str | None) -> Any:
     return StaticFacts(permissions=permissions, pulls=pulls, green=green)
 
 
+def _state_dir_or_empty(directory: str) -> None:
+    """InvalidInput unless `directory` holds a serve's state (state.json or state.lock) or is
+    empty (a state directory no serve has written yet): `--state-dir /proc` is no state."""
+    from holon.state.store import LOCK, STATE
+
+    try:
+        with os.scandir(directory) as entries:
+            names = {entry.name for entry in entries}
+    except OSError as exc:
+        raise InvalidInput(f"no serve state at {directory}: {exc.strerror or exc}") from None
+    if names and not names & {STATE, LOCK}:
+        raise InvalidInput(
+            f"no serve state at {directory}: it holds other files but no {STATE} or {LOCK}"
+        )
+
+
 def _operate(args: argparse.Namespace) -> int:
     from holon.controller.loop import pause_record
     from holon.serve.status import describe_status, status_of
@@ -108,6 +124,7 @@ def _operate(args: argparse.Namespace) -> int:
             raise InvalidInput(f"no serve state at {args.state_dir}: {exc.strerror}") from exc
         if not is_dir:
             raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
+        _state_dir_or_empty(args.state_dir)
         status = status_of(store.load(), running=store.is_locked())
         print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
         return 0
