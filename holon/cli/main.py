@@ -23,6 +23,7 @@ from holon import __version__
 from holon.errorlog import format_traceback, log_traceback
 from holon.errors import HolonError
 from holon.jsonio import scrub
+from holon.terminal import line
 
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
@@ -147,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HolonError as exc:
         if exc.exit_code == EXIT_INTERNAL:
             return _report_internal(exc)
-        print(f"holon: error: {exc}", file=sys.stderr)
+        # One line whatever the message quotes (a path, a flag's value, a payload's field).
+        print(f"holon: error: {line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("holon: interrupted", file=sys.stderr)

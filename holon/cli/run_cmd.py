@@ -74,7 +74,9 @@ def main(args: argparse.Namespace) -> int:
     )
     result = run(request)
     if args.json:
-        print(result.model_dump_json(indent=2))
+        from holon.cli._io import print_json
+
+        print_json(result.model_dump_json(indent=2))
     else:
         from holon.cli.report import describe_run
 

@@ -112,6 +112,7 @@ def _state_dir_or_empty(directory: str) -> None:
 
 
 def _operate(args: argparse.Namespace) -> int:
+    from holon.cli._io import print_json
     from holon.controller.loop import pause_record
     from holon.serve.status import describe_status, status_of
     from holon.state.store import StateStore
@@ -126,7 +127,10 @@ def _operate(args: argparse.Namespace) -> int:
             raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
         _state_dir_or_empty(args.state_dir)
         status = status_of(store.load(), running=store.is_locked())
-        print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
+        if args.json:
+            print_json(json.dumps(status, indent=2, default=str))
+        else:
+            print(describe_status(status))
         return 0
     from holon.jsonio import scrub
 
@@ -225,5 +229,7 @@ def main(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_error(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+def _print_error(text: str) -> None:
+    from holon.terminal import line
+
+    print(line(text), file=sys.stderr, flush=True)
