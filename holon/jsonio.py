@@ -1,8 +1,10 @@
 """The one way Holon reads JSON it did not write itself: payloads, replay lines, evidence, closure
 records, manifests, journals and state. Everything hostile ends in one InvalidInput line.
 
-- Sizes are checked while reading (`read_stream`, `read_path`, `lines`): `/dev/zero`, gigabytes on
-  standard input or a gigabyte replay line stop at the limit, never held whole in memory.
+- Sizes are checked while reading (`read_stream`, `read_path`, `read_text`, `lines`): `/dev/zero`,
+  gigabytes on standard input or a gigabyte replay line stop at the limit, never held whole in
+  memory. `read_text` is the same bounded reader for the other files a command names (a spec, a
+  policy, a prompt).
 - Strict UTF-8; nesting past `MAX_DEPTH` is refused by a linear scan before parsing, so neither the
   parser nor anything that later walks the value (serializers, validators) can recurse too deep.
 - Lone surrogate escapes (`"\\ud800"`) are refused: such a string cannot be written as UTF-8.
@@ -17,6 +19,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
@@ -74,6 +77,28 @@ def read_path(path: str, limit: int) -> bytes:
     os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
         return read_stream(handle, limit, path)
+
+
+def read_text(path: str, limit: int, what: str) -> str:
+    """The UTF-8 text of the `what` file (`spec`, `policy`, ...) at `path`, bounded like
+    `read_path` (a FIFO or `/dev/zero` stops at `limit`); a directory, an unreadable file or
+    bytes that are not UTF-8 are one InvalidInput line. Never standard input."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InvalidInput(f"{what} file not found: {path}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidInput(f"{what} path is a directory, not a file: {path}")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        raw = read_stream(handle, limit, f"{what} {path}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{what} {path}: not valid UTF-8 (byte {exc.start})") from None
 
 
 def lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:

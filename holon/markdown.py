@@ -12,8 +12,12 @@ import re
 
 # Invisible characters that can hide content or reorder it on screen (bidi overrides, zero-width
 # characters, the BOM): removed from untrusted text before anything else.
-_HIDDEN = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Tag characters (U+E0000..U+E007F) spell hidden ASCII. C1 controls (U+0080..U+009F) include CSI,
+# which some terminals act on as ESC [ does.
+_HIDDEN = re.compile(
+    "[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _INLINE_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>=:])")
 _MENTION = re.compile(r"@(?=\w)")
 _ZWSP = "\u200b"

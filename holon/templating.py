@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import jinja2
 
-from holon import markdown
+from holon import markdown, terminal
 
 Format = Literal["markdown", "text"]
 
@@ -46,6 +46,7 @@ def environment(package: str, fmt: Format) -> jinja2.Environment:
     env.filters["code"] = markdown.code
     env.filters["link"] = markdown.link
     env.filters["plain"] = markdown.plain
+    env.filters["line"] = terminal.line  # one line: a field that must not start another
     return env
 
 

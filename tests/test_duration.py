@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from holon.duration import format_duration, parse_duration
+from holon.duration import MAX_SECONDS, format_duration, parse_duration
 
 
 @pytest.mark.parametrize(
@@ -42,3 +44,26 @@ def test_zero_only_when_allowed() -> None:
         parse_duration("0s")
     with pytest.raises(ValueError, match="duration"):
         parse_duration("-1s", allow_zero=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (float("nan"), "not a finite number"),
+        (float("inf"), "not a finite number"),
+        (10**400, "(a number too large): at most 365d"),
+        ("9" * 400 + "s", "at most 365d"),
+        ("366d", "at most 365d"),
+        (365 * 86400 + 1, "at most 365d"),
+    ],
+)
+def test_limits_are_finite_and_at_most_a_year(value: str | float, problem: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        parse_duration(value)
+
+
+def test_measured_durations_may_be_longer_but_finite() -> None:
+    assert parse_duration("400d", allow_zero=True, maximum=None) == 400 * 86400
+    with pytest.raises(ValueError, match="out of range"):
+        parse_duration("9" * 400 + "s", allow_zero=True, maximum=None)
+    assert parse_duration("365d") == MAX_SECONDS

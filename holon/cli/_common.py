@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
+from holon.jsonio import scrub
 from holon.size import parse_size
 
 
@@ -115,12 +116,17 @@ def duration_seconds(value: str | None, flag: str) -> float | None:
 
 
 def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:
-    """The values of the named environment variables; a missing or empty one is an error."""
+    """The values of the named environment variables; a missing or empty one is an error, and
+    so is one that is not UTF-8 (Python holds its bytes as lone surrogates, which no record, header
+    or redaction can encode). The value itself is never shown."""
     values = []
     for name in names:
-        if not os.environ.get(name):
+        value = os.environ.get(name)
+        if not value:
             raise InvalidInput(f"{flag} {name}: not set in the environment")
-        values.append(os.environ[name])
+        if scrub(value) != value:
+            raise InvalidInput(f"{flag} {name}: the value is not valid UTF-8")
+        values.append(value)
     return values
 
 

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from holon import jsonio
+from holon.terminal import json_text
 
 # Evidence, closure records and payloads: far below this; more is not a document Holon wrote.
 MAX_DOCUMENT_BYTES = 25 * 1024 * 1024
@@ -21,4 +22,7 @@ def read_json(path: str, limit: int = MAX_DOCUMENT_BYTES) -> Any:
 
 
 def print_json(data: str) -> None:
+    """JSON for a terminal or a pipe: invisible and control characters in its strings escaped
+    (holon/terminal.py), the same JSON value."""
+    data = json_text(data)
     sys.stdout.write(data if data.endswith("\n") else data + "\n")

@@ -22,6 +22,8 @@ from typing import NoReturn, Protocol, cast
 from holon import __version__
 from holon.errorlog import format_traceback, log_traceback
 from holon.errors import HolonError
+from holon.jsonio import scrub
+from holon.terminal import line
 
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
@@ -78,6 +80,35 @@ def _pipe_closed() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _undecodable(args: list[str]) -> UsageError | None:
+    """The refusal of the first argument that is not UTF-8, naming its flag; None if all are.
+
+    Python hands such bytes over as lone surrogates (`\\xff` becomes `\\udcff`). Holon records
+    its arguments (delivery ids, reasons, paths) as JSON text, which cannot hold them, so they
+    are refused here, before anything runs, instead of failing mid-command.
+    """
+    for index, arg in enumerate(args):
+        if arg.isascii() or scrub(arg) == arg:
+            continue
+        flag, eq, value = arg.partition("=")
+        previous = args[index - 1] if index else ""
+        if arg.startswith("--") and eq and scrub(flag) == flag:
+            where, arg = flag, value
+        elif previous.startswith("-") and len(previous) > 1 and scrub(previous) == previous:
+            where = previous
+        else:
+            where = f"argument {index + 1}"
+        try:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte decodes to (given from Python)
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return UsageError(
+            f"{where}: '{shown}' is not valid UTF-8; Holon records its arguments as UTF-8 text"
+        )
+    return None
+
+
 def build_parser(command: str | None) -> Parser:
     parser = Parser(
         prog="holon", description="Holon: honest autonomous agent work for repositories."
@@ -102,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
     try:
+        refusal = _undecodable(args_list)
+        if refusal is not None:
+            raise refusal
         parser = build_parser(chosen if chosen in COMMANDS else None)
         args = parser.parse_args(args_list)
         if args.command is None:
@@ -114,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HolonError as exc:
         if exc.exit_code == EXIT_INTERNAL:
             return _report_internal(exc)
-        print(f"holon: error: {exc}", file=sys.stderr)
+        # One line whatever the message quotes (a path, a flag's value, a payload's field).
+        print(f"holon: error: {line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("holon: interrupted", file=sys.stderr)

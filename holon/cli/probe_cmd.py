@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 
 from holon.cli._common import add_backend_arguments, backend_fields
+from holon.cli._io import print_json
+from holon.terminal import line
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -34,9 +36,9 @@ def main(args: argparse.Namespace) -> int:
         )
         result = probe(request)
         if args.json:
-            print(result.model_dump_json(indent=2))
+            print_json(result.model_dump_json(indent=2))
         elif result.exit_code == 0:
             print(f"probe ok: {result.runtime} agent answered --probe with a valid manifest")
         else:
-            print(f"probe failed: {result.reason}")
+            print(line(f"probe failed: {result.reason}"))  # the reason may quote the agent
     return 0 if result.exit_code == 0 else 1

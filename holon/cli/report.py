@@ -1,8 +1,9 @@
-"""Human-readable summaries of results for the terminal."""
+"""Human-readable summaries of results for the terminal; outside text is made safe to print."""
 
 from __future__ import annotations
 
 from holon.runner.record import RunResult
+from holon.terminal import own_line
 
 
 def describe_run(result: RunResult) -> str:
@@ -34,4 +35,6 @@ def describe_run(result: RunResult) -> str:
             f"lifecycle {closure.lifecycle_outcome or 'none (continuing)'}"
         )
     lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines)
+    # The reason may quote the agent (its question, its error), violations and notes name its
+    # files: each line is made one terminal line, nothing in it acted on.
+    return "\n".join(own_line(text) for text in lines)

@@ -34,13 +34,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_backend_arguments(parser)
 
 
+# Prompts are text for a model; a few MiB is far more than any context window holds.
+MAX_PROMPT_BYTES = 4 * 1024 * 1024
+
+
 def _read_prompt(value: str | None, flag: str) -> str | None:
     if value is None:
         return None
+    from holon import jsonio
+
     try:
-        return Path(value).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{flag}: cannot read {value} ({exc.__class__.__name__})") from None
+        return jsonio.read_text(value, MAX_PROMPT_BYTES, "prompt")
+    except InvalidInput as exc:
+        raise InvalidInput(f"{flag}: {exc}") from None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -68,7 +74,9 @@ def main(args: argparse.Namespace) -> int:
     )
     result = run(request)
     if args.json:
-        print(result.model_dump_json(indent=2))
+        from holon.cli._io import print_json
+
+        print_json(result.model_dump_json(indent=2))
     else:
         from holon.cli.report import describe_run
 

@@ -61,8 +61,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _listen(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise InvalidInput(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    # ASCII digits only, and few of them: int() of thousands of digits is an error of its own.
+    if not host or not port.isascii() or not port.isdigit() or len(port) > 5:
+        raise InvalidInput(f"--listen {value[:60]!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
     return host, int(port)
 
 
@@ -94,7 +95,24 @@ def _facts(path: str | None) -> Any:
     return StaticFacts(permissions=permissions, pulls=pulls, green=green)
 
 
+def _state_dir_or_empty(directory: str) -> None:
+    """InvalidInput unless `directory` holds a serve's state (state.json or state.lock) or is
+    empty (a state directory no serve has written yet): `--state-dir /proc` is no state."""
+    from holon.state.store import LOCK, STATE
+
+    try:
+        with os.scandir(directory) as entries:
+            names = {entry.name for entry in entries}
+    except OSError as exc:
+        raise InvalidInput(f"no serve state at {directory}: {exc.strerror or exc}") from None
+    if names and not names & {STATE, LOCK}:
+        raise InvalidInput(
+            f"no serve state at {directory}: it holds other files but no {STATE} or {LOCK}"
+        )
+
+
 def _operate(args: argparse.Namespace) -> int:
+    from holon.cli._io import print_json
     from holon.controller.loop import pause_record
     from holon.serve.status import describe_status, status_of
     from holon.state.store import StateStore
@@ -107,10 +125,17 @@ def _operate(args: argparse.Namespace) -> int:
             raise InvalidInput(f"no serve state at {args.state_dir}: {exc.strerror}") from exc
         if not is_dir:
             raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
+        _state_dir_or_empty(args.state_dir)
         status = status_of(store.load(), running=store.is_locked())
-        print(json.dumps(status, indent=2, default=str) if args.json else describe_status(status))
+        if args.json:
+            print_json(json.dumps(status, indent=2, default=str))
+        else:
+            print(describe_status(status))
         return 0
-    by = os.environ.get("USER") or "operator"
+    from holon.jsonio import scrub
+
+    # Recorded in the state and journals: a user name that is not UTF-8 is kept readable.
+    by = scrub(os.environ.get("USER") or "operator")
     command = {
         "command": args.action,
         "by": by,
@@ -205,5 +230,7 @@ def main(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_error(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+def _print_error(text: str) -> None:
+    from holon.terminal import line
+
+    print(line(text), file=sys.stderr, flush=True)

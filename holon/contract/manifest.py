@@ -22,7 +22,7 @@ ManifestOutcome = Literal["success", "failure", "needs_human"]
 
 def _seconds(value: Any) -> Any:
     if isinstance(value, str):
-        return parse_duration(value, allow_zero=True)
+        return parse_duration(value, allow_zero=True, maximum=None)  # measured, not a limit
     return value
 
 

@@ -22,11 +22,15 @@ from pydantic import (
     model_validator,
 )
 
+from holon import jsonio
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
 from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
+from holon.yamlio import StrictLoader
 
+# A spec is a page of YAML; far more is not a spec (it is copied to the agent and kept).
+MAX_SPEC_BYTES = 1024 * 1024
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -100,6 +104,8 @@ class Context(_Strict):
         for name, value in env.items():
             if not _ENV_NAME.fullmatch(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name")
+            if "\x00" in value:  # no process environment can hold it
+                raise ValueError(f"{name}: an environment value cannot hold a NUL character")
             kind = secret_kind(value)
             if kind is not None:
                 # Never echo the value: naming the variable and what gave it away is enough.
@@ -197,7 +203,7 @@ class Spec(_Strict):
 def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
     """Parse and validate spec text; every problem becomes one InvalidInput line."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader (holon/yamlio.py)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -214,12 +220,5 @@ def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
 
 
 def load_spec(path: Path) -> Spec:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInput(f"spec file not found: {path}") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"spec path is a directory, not a file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read spec {path}: {exc.__class__.__name__}") from None
-    return parse_spec(text, source=str(path))
+    """The spec file at `path`, read bounded (MAX_SPEC_BYTES): `/dev/zero` is one line."""
+    return parse_spec(jsonio.read_text(str(path), MAX_SPEC_BYTES, "spec"), source=str(path))

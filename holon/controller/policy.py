@@ -15,9 +15,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from holon import jsonio
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
+from holon.yamlio import StrictLoader
 
 Special = Literal["stop", "status", "usage", "recheck"]
 Do = Literal[IntentType, Special]  # the vocabulary plus the controller's own actions
@@ -30,13 +32,18 @@ ALIASES = {
 }
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the key `on:` as True."""
+# A policy is a page of rules; more is not one (read bounded: `/dev/zero` is one line).
+MAX_POLICY_BYTES = 1024 * 1024
+
+
+class _Loader(StrictLoader):
+    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the key `on:` as True. Strict as
+    every user-written YAML is (holon/yamlio.py): a key given twice is refused with its line."""
 
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in StrictLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool",
@@ -157,8 +164,4 @@ def load_policy(path: Path | None) -> Policy:
     if path is None:
         text = resources.files("holon.controller").joinpath("default_policy.yaml").read_text()
         return parse_policy(text, "built-in policy")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read policy {path}: {exc.__class__.__name__}") from None
-    return parse_policy(text, str(path))
+    return parse_policy(jsonio.read_text(str(path), MAX_POLICY_BYTES, "policy"), str(path))

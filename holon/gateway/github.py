@@ -71,7 +71,9 @@ class _Payload:
 
     def text(self, path: str) -> str:
         value = self._walk(path)
-        if not isinstance(value, str) or not value:
+        if value is not None and not isinstance(value, str):
+            raise PayloadError(f"{self.event} payload `{path}` is not a string")
+        if not value:
             raise PayloadError(f"{self.event} payload has no `{path}`")
         return value
 
@@ -101,7 +103,8 @@ _LATEST = datetime(3000, 1, 1, tzinfo=UTC)
 
 def parse_time(value: Any) -> datetime | None:
     """GitHub timestamps: ISO 8601 strings, or epoch seconds (push's `pushed_at`); None if there
-    is none. ValueError for a time outside 1970..3000 (`10**20` epoch seconds)."""
+    is none. ValueError for a time outside 1970..3000 (`10**20` epoch seconds), or a string that
+    is no ISO 8601 time (`99999-01-01T00:00:00Z`): never silently the time it was received."""
     parsed: datetime | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         if not _EARLIEST.timestamp() <= value < _LATEST.timestamp():
@@ -111,7 +114,9 @@ def parse_time(value: Any) -> datetime | None:
         try:
             parsed = datetime.fromisoformat(value)
         except ValueError:
-            return None
+            raise ValueError(
+                f"timestamp {value[:40]!r} is not an ISO 8601 time between 1970 and 3000"
+            ) from None
         if not parsed.tzinfo:
             parsed = parsed.replace(tzinfo=UTC)
         # The naive check first: comparing across offsets can itself overflow near year 1 or 9999.
@@ -139,23 +144,25 @@ def _issue_subject(p: _Payload) -> Subject:
 
 
 def _issues(p: _Payload, action: str) -> _Row:
+    at = p.time("issue.updated_at")  # first: a time out of range is named as that
     updated = p.text("issue.updated_at")
     return _Row(
         _issue_subject(p),
         (str(p.number("issue.number")), action, updated),
-        p.time("issue.updated_at"),
+        at,
         authored="issue" if action == "opened" else None,
     )
 
 
 def _issues_label(p: _Payload, action: str) -> _Row:
+    at = p.time("issue.updated_at")
     updated = p.text("issue.updated_at")
     # GitHub's schema lets `label` be absent here (a label deleted meanwhile): key on "" then.
     label = p.optional("label.name")
     return _Row(
         _issue_subject(p),
         (str(p.number("issue.number")), action, label if isinstance(label, str) else "", updated),
-        p.time("issue.updated_at"),
+        at,
     )
 
 
@@ -199,12 +206,9 @@ def _pull_request_synchronize(p: _Payload, action: str) -> _Row:
 
 def _pull_request_label(p: _Payload, action: str) -> _Row:
     subject = _pr_subject(p)
+    at = p.time("pull_request.updated_at")
     updated = p.text("pull_request.updated_at")
-    return _Row(
-        subject,
-        (subject.id, action, p.text("label.name"), updated),
-        p.time("pull_request.updated_at"),
-    )
+    return _Row(subject, (subject.id, action, p.text("label.name"), updated), at)
 
 
 def _review(p: _Payload, action: str) -> _Row:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from holon.closure.record import ClosureRecord
-from holon.markdown import plain
+from holon.terminal import line
 
 if TYPE_CHECKING:
     from holon.serve.serve import Serve
@@ -18,8 +18,7 @@ _DETAIL = 120  # characters of a closure's detail in the exit line
 
 def one_line(text: str) -> str:
     """A closure's detail (it may quote the agent or a comment) as one short terminal line."""
-    flat = " ".join(plain(text).split())
-    return flat if len(flat) <= _DETAIL else flat[: _DETAIL - 3] + "..."
+    return line(text, _DETAIL)
 
 
 def _plural(count: int, word: str) -> str:
@@ -110,4 +109,5 @@ def exit_line(serve: Serve, code: int) -> str:
 
 
 def describe_run(serve: Serve, code: int) -> list[str]:
-    return [did_line(serve), exit_line(serve, code)]
+    # Subject keys come from payloads (a ref name, say): the whole line is made safe, too.
+    return [line(did_line(serve)), line(exit_line(serve, code))]

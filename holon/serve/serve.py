@@ -79,6 +79,8 @@ def _replay_paths(paths: list[Path]) -> list[Path]:
             found.extend(sorted(p for p in path.iterdir() if p.suffix in (".ndjson", ".jsonl")))
         elif path.is_file():
             found.append(path)
+        elif path.exists():  # a device, a FIFO, a socket: not a file of recorded lines
+            raise InvalidInput(f"replay path {path} is neither a regular file nor a directory")
         else:
             raise InvalidInput(f"replay path not found: {path}")
     return found

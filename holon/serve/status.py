@@ -6,6 +6,7 @@ from typing import Any
 
 from holon.controller.ledger import wait_detail
 from holon.state.model import ServeState
+from holon.terminal import own_line
 
 
 def status_of(state: ServeState, *, running: bool) -> dict[str, Any]:
@@ -86,4 +87,6 @@ def describe_status(status: dict[str, Any]) -> str:
         lines.append(
             f"  - {subject}: {c['closure_outcome']}{reason}, {lifecycle}: {c.get('detail')}"
         )
-    return "\n".join(lines)
+    # Pause reasons, subjects, details and wait reasons come from operators, payloads, agents
+    # and a restored state file: each line is one terminal line, its controls shown escaped.
+    return "\n".join(own_line(text) for text in lines)

@@ -34,6 +34,9 @@ STATUS_RANK: dict[str, int] = {
     "done": 2,
 }
 
+# Records carry times Holon's clock gave them; outside these a state file is not one Holon wrote.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(3000, 1, 1, tzinfo=UTC)
 DEFAULT_RETENTION = timedelta(days=30)
 DEFAULT_MAX_DEDUPE = 20_000
 DEFAULT_MAX_SETTLED = 2_000
@@ -78,6 +81,11 @@ class Record(BaseModel):
     @field_validator("updated_at")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
+        # A restored state is not trusted: near year 1 or 9999 an offset cannot even be converted
+        # (`0001-01-01T00:00:00+23:59`), and retention and cooldown arithmetic would overflow.
+        # Comparing across offsets is safe; converting is not, so the range is checked first.
+        if not EARLIEST <= value < LATEST:
+            raise ValueError("timestamp out of range (1970 to 3000)")
         # One representation per instant: equal records then serialize identically.
         return value.astimezone(UTC)
 

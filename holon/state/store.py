@@ -60,7 +60,8 @@ def _validation_problem(exc: ValidationError) -> str:
     first = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in first["loc"])
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return _one_line(f"{where + ': ' if where else ''}{first['msg']}{more}")
+    message = first["msg"].removeprefix("Value error, ")
+    return _one_line(f"{where + ': ' if where else ''}{message}{more}")
 
 
 class StateStore:

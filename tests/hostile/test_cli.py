@@ -321,3 +321,69 @@ def test_a_listen_address_that_cannot_be_used_is_bad_input(
     err = capsys.readouterr().err
     _one_line_64(code, err, log_dir, f"--listen {address}")
     assert "s3cr3t-value" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param(
+            ["run", "--image", "IMG", "--timeout", "99999999999h"],
+            "--timeout: invalid duration '99999999999h': at most 365d",
+            id="run-timeout-docker",
+        ),
+        pytest.param(
+            ["run", "--runtime", "local", "--agent", "true", "--timeout", "366d"],
+            "--timeout: invalid duration '366d': at most 365d",
+            id="run-timeout-local",
+        ),
+        pytest.param(
+            ["probe", "--runtime", "local", "--agent", "true", "--timeout", "9" * 400],
+            "--timeout: invalid duration '" + "9" * 37 + "...': at most 365d",
+            id="probe-timeout-400-digits",
+        ),
+        pytest.param(
+            ["serve", "--tick-interval", "999999999999999h", "--once", "--dry-run"],
+            "--tick-interval: invalid duration '999999999999999h': at most 365d",
+            id="serve-tick-interval",
+        ),
+        pytest.param(
+            ["run", "--runtime", "local", "--agent", "true", "--log-limit", "9" * 400],
+            "--log-limit: invalid size '9999999999999999999999999999999999999999': at most",
+            id="run-log-limit-400-digits",
+        ),
+        pytest.param(
+            ["run", "--image", "IMG", "--memory", "99999999999g"],
+            "--memory: invalid size '99999999999g': at most 1048576g",
+            id="run-memory",
+        ),
+        pytest.param(
+            [
+                *("serve", "--listen", "127.0.0.1:" + "9" * 5000),
+                *("--secret-env", "HOLON_TEST_SECRET", "--once", "--dry-run"),
+            ],
+            "--listen '127.0.0.1:999",
+            id="serve-listen-5000-digit-port",
+        ),
+    ],
+)
+def test_a_limit_past_its_range_is_bad_input(
+    argv: list[str],
+    expected: str,
+    tmp_path: Path,
+    log_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")  # never reached
+    monkeypatch.setenv("HOLON_TEST_SECRET", "s3cr3t-value")
+    (tmp_path / "ws").mkdir()
+    if argv[0] == "serve":
+        argv = [*argv, "--state-dir", str(tmp_path / "state")]
+    else:
+        argv = [*argv, "--output", str(tmp_path / "out")]
+        argv += ["--spec", str(HELLO_SPEC)] if argv[0] == "run" else []
+        argv += ["--workspace", str(tmp_path / "ws")] if argv[0] == "run" else []
+    code = cli.main(argv)
+    _one_line_64(code, capsys.readouterr().err, log_dir, expected)
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "state").exists()

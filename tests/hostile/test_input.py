@@ -85,6 +85,12 @@ PAYLOADS = {
     "1e999": _raw_with(_issues(comments="MARK"), "MARK", "1e999"),
     "iso-time-out-of-range": json.dumps(_issues(updated_at="9999-12-31T23:59:59-12:00")),
     "iso-time-year-1": json.dumps(_issues(updated_at="0001-01-01T00:00:00+14:00")),
+    # Once accepted with `at` silently the time of receipt:
+    "iso-time-five-digit-year": json.dumps(_issues(updated_at="99999-01-01T00:00:00Z")),
+    "not-a-time": json.dumps(_issues(updated_at="2026-13-45T99:99:99Z")),
+    # Once refused as "has no `issue.updated_at`":
+    "epoch-10-pow-20-updated-at": json.dumps(_issues(updated_at=10**20)),
+    "epoch-in-range-updated-at": json.dumps(_issues(updated_at=1_700_000_000)),
 }
 EXPECTED = {
     "deep": "nested too deeply",
@@ -95,6 +101,12 @@ EXPECTED = {
     "1e999": "out of range",
     "iso-time-out-of-range": "issue.updated_at`: timestamp",
     "iso-time-year-1": "out of range",
+    "iso-time-five-digit-year": "issues payload `issue.updated_at`: timestamp "
+    "'99999-01-01T00:00:00Z' is not an ISO 8601 time between 1970 and 3000",
+    "not-a-time": "`issue.updated_at`: timestamp '2026-13-45T99:99:99Z' is not an ISO 8601 time",
+    "epoch-10-pow-20-updated-at": "issues payload `issue.updated_at`: timestamp "
+    "100000000000000000000 is out of range",
+    "epoch-in-range-updated-at": "issues payload `issue.updated_at` is not a string",
 }
 
 
@@ -148,6 +160,44 @@ def test_decode_and_normalize_refuse_hostile_payload(case: str) -> None:
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("event", "action", "field"),
+    [
+        ("issues", "labeled", "issue.updated_at"),
+        ("issue_comment", "created", "comment.created_at"),
+        ("pull_request", "opened", "pull_request.updated_at"),
+        ("pull_request", "labeled", "pull_request.updated_at"),
+        ("pull_request_review", "submitted", "review.submitted_at"),
+        ("check_suite", "completed", "check_suite.updated_at"),
+        ("workflow_run", "completed", "workflow_run.updated_at"),
+        ("push", None, "head_commit.timestamp"),
+    ],
+)
+def test_a_time_field_past_year_9999_is_refused_not_replaced(
+    event: str, action: str | None, field: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """It was accepted, its envelope `at` silently the time it was received."""
+    payload = example(event, action)
+    *parents, name = field.split(".")
+    node = payload
+    for part in parents:
+        node = node[part]
+    assert name in node  # GitHub's own example has the field: only its value is edited
+    node[name] = "99999-01-01T00:00:00Z"
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(payload))
+    proc = subprocess.run(
+        _entry("gateway", "normalize", "--event", event, "--payload", str(path)),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    _assert_one_line_64(
+        proc,
+        f"{event} payload `{field}`: timestamp '99999-01-01T00:00:00Z' is not an ISO 8601 time",
+    )
+
+
 def test_epoch_timestamp_of_10_pow_20_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
     payload = example("push")
     payload["head_commit"] = None
@@ -175,9 +225,11 @@ def test_non_ascii_signature_is_a_bad_signature(
     path.write_text(json.dumps(example("issues", "opened")))
     argv = _entry("gateway", "normalize", "--event", "issues", "--payload", str(path))
     argv += ["--signature", signature, "--secret-env", "HOOK_SECRET"]
-    # argv as bytes: the undecodable case reaches Holon as a surrogate escape, as from a shell.
+    # argv as bytes: the undecodable case reaches Holon as a surrogate escape, as from a shell,
+    # and is refused as an argument before any signature is looked at (tests/hostile/test_argv.py).
     proc = subprocess.run([os.fsencode(a) for a in argv], capture_output=True, env=env, check=False)
-    _assert_one_line_64(proc, "X-Hub-Signature-256")
+    undecodable = "\udcff" in signature
+    _assert_one_line_64(proc, "--signature: " if undecodable else "X-Hub-Signature-256")
     with pytest.raises(SignatureError):
         verify_signature(path.read_bytes(), signature, ["s3cret"])
 

@@ -11,17 +11,25 @@ from pathlib import Path
 import pytest
 
 from holon.cli.main import build_parser
+from holon.cli.run_cmd import MAX_PROMPT_BYTES
+from holon.contract.spec import MAX_SPEC_BYTES
+from holon.controller.policy import MAX_POLICY_BYTES
+from holon.duration import MAX_SECONDS
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.gateway.replay import MAX_LINE_BYTES
 from holon.serve import inbox, listener
 from holon.serve.serve import ServeOptions
+from holon.size import MAX_BYTES
 from holon.state.journal import DEFAULT_MAX_BYTES, DROPPED, Journal
 from holon.state.model import (
     DEFAULT_MAX_CLOSURES,
     DEFAULT_MAX_DEDUPE,
     DEFAULT_MAX_SETTLED,
     DEFAULT_RETENTION,
+    EARLIEST,
+    LATEST,
 )
+from holon.yamlio import MAX_NODES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MIB = 1024 * 1024
@@ -67,6 +75,32 @@ def _checkpoint_every_default() -> int:
         ("serve.md", f"all {listener.DEFAULT_MAX_HANDLERS} request handlers"),
         ("serve.md", f"{listener.LISTEN_BACKLOG:,}-deep listen backlog"),
         ("serve.md", f"at most {listener._SPOOL_MEMORY // MIB} MiB of a body not yet verified"),
+        ("serve.md", f"outside {EARLIEST.year}\u2013{LATEST.year}"),
+        (
+            "cli.md",
+            f"a spec (`--spec`) or a policy (`--policy`) of at most {MAX_SPEC_BYTES // MIB} MiB",
+        ),
+        ("cli.md", f"of at most {MAX_SPEC_BYTES // MIB} MiB"),
+        ("policy.md", f"The file is at most {MAX_POLICY_BYTES // MIB} MiB"),
+        (
+            "cli.md",
+            f"(`--system-prompt`, `--user-prompt`) of at most {MAX_PROMPT_BYTES // MIB} MiB",
+        ),
+        ("cli.md", f"above zero and at most `{MAX_SECONDS / 86400:g}d`"),
+        (
+            "cli.md",
+            f"`constraints.timeout` is finite, above zero and at most `{MAX_SECONDS / 86400:g}d`",
+        ),
+        ("policy.md", f"above zero and at most `{MAX_SECONDS / 86400:g}d`"),
+        ("cli.md", f"at most `{MAX_BYTES // 1024**3}g`"),
+        (
+            "cli.md",
+            f"aliases expanding past a {'million' if MAX_NODES == 10**6 else MAX_NODES} nodes",
+        ),
+        (
+            "policy.md",
+            f"aliases expanding past a {'million' if MAX_NODES == 10**6 else MAX_NODES} nodes",
+        ),
     ],
 )
 def test_docs_state_the_code_constants(doc: str, phrase: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from holon.errors import InvalidInput
 from holon.state import journal as journal_module
 from holon.state.journal import CorruptJournal, Journal, merge_journal_entries
 
@@ -107,11 +108,22 @@ def test_segments_are_ordered_by_number_and_nothing_else_counts(tmp_path: Path) 
         (tmp_path / name).write_text(json.dumps({"id": ident}) + "\n")
     for stray in ("j.ndjson.01", "j.ndjson.tmp", "j.ndjson.3.bak", "k.ndjson.1", "j.ndjson.0"):
         (tmp_path / stray).write_text(json.dumps({"id": stray}) + "\n")
-    (tmp_path / "j.ndjson.4").mkdir()
     path.write_text(json.dumps({"id": "now"}) + "\n")
     journal = Journal(path)
     assert [p.name for p in journal.segments()] == ["j.ndjson.2", "j.ndjson.9", "j.ndjson.10"]
     assert [e["id"] for e in journal.read()] == ["two", "nine", "ten", "now"]
+
+
+def test_a_directory_with_a_segments_name_is_refused_not_skipped(tmp_path: Path) -> None:
+    # A restored state directory is outside input: whatever holds a segment's name is read as
+    # one, so a planted directory (or link, or FIFO) stops the read instead of hiding entries.
+    path = tmp_path / "j.ndjson"
+    (tmp_path / "j.ndjson.4").mkdir()
+    path.write_text(json.dumps({"id": "now"}) + "\n")
+    journal = Journal(path)
+    assert [p.name for p in journal.segments()] == ["j.ndjson.4"]
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        list(journal.read())
 
 
 def _accounted(journal: Journal, total: int, *, exact: bool = True) -> list[dict[str, Any]]:
