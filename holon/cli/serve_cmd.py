@@ -98,6 +98,7 @@ def _facts(path: str | None) -> Any:
 def _state_dir_or_empty(directory: str) -> None:
     """InvalidInput unless `directory` holds a serve's state (state.json or state.lock) or is
     empty (a state directory no serve has written yet): `--state-dir /proc` is no state."""
+    from holon.serve.inbox import INBOX_FILE
     from holon.state.store import LOCK, STATE
 
     try:
@@ -105,9 +106,10 @@ def _state_dir_or_empty(directory: str) -> None:
             names = {entry.name for entry in entries}
     except OSError as exc:
         raise InvalidInput(f"no serve state at {directory}: {exc.strerror or exc}") from None
-    if names and not names & {STATE, LOCK}:
+    if names and not names & {STATE, LOCK, INBOX_FILE}:
         raise InvalidInput(
-            f"no serve state at {directory}: it holds other files but no {STATE} or {LOCK}"
+            f"no serve state at {directory}: it holds other files but no {STATE}, {LOCK} "
+            f"or {INBOX_FILE}"
         )
 
 
@@ -126,7 +128,10 @@ def _operate(args: argparse.Namespace) -> int:
         if not is_dir:
             raise InvalidInput(f"no serve state at {args.state_dir}: not a directory")
         _state_dir_or_empty(args.state_dir)
-        status = status_of(store.load(), running=store.is_locked())
+        from holon.serve.inbox import pending_count
+
+        waiting = pending_count(Path(args.state_dir))
+        status = status_of(store.load(), running=store.is_locked(), accepted_waiting=waiting)
         if args.json:
             print_json(json.dumps(status, indent=2, default=str))
         else:

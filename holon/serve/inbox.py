@@ -235,8 +235,8 @@ class Inbox:
 def pending_count(state_dir: Path) -> int:
     """How many accepted deliveries wait in a serve's inbox (for status; never modifies it)."""
     try:
-        fd = os.open(state_dir / INBOX_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        fd = open_regular(state_dir / INBOX_FILE)
+    except FileNotFoundError:
         return 0
     count = 0
     with os.fdopen(fd, "rb") as handle:

@@ -9,7 +9,9 @@ from holon.state.model import ServeState
 from holon.terminal import own_line
 
 
-def status_of(state: ServeState, *, running: bool) -> dict[str, Any]:
+def status_of(state: ServeState, *, running: bool, accepted_waiting: int = 0) -> dict[str, Any]:
+    """What `holon serve status` shows; `accepted_waiting`: deliveries in the inbox that the
+    last checkpoint does not account for yet."""
     pause = state.get("pause", "serve")
     last = state.get("meta", "last_event")
     inflight = [
@@ -53,6 +55,7 @@ def status_of(state: ServeState, *, running: bool) -> dict[str, Any]:
         "inflight": inflight,
         "waits": waits,
         "kept_while_paused": kept,
+        "accepted_waiting": accepted_waiting,
         "closures": closures,
     }
 
@@ -71,6 +74,11 @@ def describe_status(status: dict[str, Any]) -> str:
     )
     if status["kept_while_paused"]:
         lines.append(f"kept while paused: {len(status['kept_while_paused'])} event(s)")
+    if status["accepted_waiting"]:
+        lines.append(
+            f"accepted deliveries not yet checkpointed: {status['accepted_waiting']} "
+            "(in the inbox; a serve start takes them first)"
+        )
     lines.append("inflight:" + (" none" if not status["inflight"] else ""))
     lines.extend(
         f"  - {i['type']} {i['skill'] or ''} on {i['subject']} since {i['since']}".replace(

@@ -4,7 +4,7 @@ A record whose `updated_at` is `0001-01-01T00:00:00+23:59` (or `9999-12-31T23:59
 cannot be converted to UTC: `holon serve`, `serve status` (text and `--json`) and `serve pause`
 ended in exit 70 (OverflowError). Such a state is now a corrupt state: one line, exit 64, the file
 left untouched. And `holon serve status --state-dir /proc` printed a status of nothing: a directory
-that holds other files but no state.json or state.lock is refused.
+that holds other files but no state.json, state.lock or inbox.ndjson is refused.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def test_every_time_in_a_real_state_made_hostile_never_breaks_a_command(
     base = tmp_path / "base"
     assert cli.main(["serve", "pause", "--state-dir", str(base)]) == 0
     replay = ["--replay", str(SERVE_EXAMPLE / "replay.ndjson")]
-    assert cli.main(["serve", "--state-dir", str(base), *replay, *COMMANDS["serve"][1:]]) == 0
+    # Paused with kept events: waiting on the operator's resume (exit 2).
+    assert cli.main(["serve", "--state-dir", str(base), *replay, *COMMANDS["serve"][1:]]) == 2
     capsys.readouterr()
     text = (base / "state.json").read_text()
     times = sorted(set(re.findall(r'"(\d{4}-\d\d-\d\dT[^"]*)"', text)))
@@ -106,7 +107,7 @@ def test_status_of_a_directory_that_is_no_state_is_refused(
     assert code == 64, captured.err
     assert captured.err == (
         f"holon: error: no serve state at {directory}: it holds other files but no "
-        "state.json or state.lock\n"
+        "state.json, state.lock or inbox.ndjson\n"
     )
     assert captured.out == ""
     assert not log_dir.exists()

@@ -189,3 +189,18 @@ def test_a_failed_sync_is_no_acceptance_and_the_next_sync_recovers(
     assert inbox.take() is None  # nothing unsynced is ever handed to the loop
     assert inbox.offer(envelope(2))
     assert numbers(inbox) == [1, 2]  # the next sync covered the earlier write too
+
+
+def test_status_counts_accepted_deliveries_not_yet_checkpointed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from holon.cli.main import main
+
+    inbox = Inbox(tmp_path)
+    inbox.offer(envelope(1))
+    inbox.offer(envelope(2))
+    inbox.close()  # a serve killed after answering 202 twice
+    assert main(["serve", "status", "--state-dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accepted_waiting"] == 2
+    assert main(["serve", "status", "--state-dir", str(tmp_path)]) == 0
+    assert "accepted deliveries not yet checkpointed: 2" in capsys.readouterr().out
