@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from holon.serve import connections
 from holon.serve import listener as listener_module
 from holon.serve.inbox import Inbox
 from tests.serve.webhook_client import (
@@ -40,7 +41,7 @@ def _read_all(sock: socket.socket) -> bytes:
 def test_a_slow_drip_body_is_cut_off_at_the_deadline(
     start: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(listener_module, "REQUEST_DEADLINE_SECONDS", 1.0)
+    monkeypatch.setattr(connections, "REQUEST_DEADLINE_SECONDS", 1.0)
     sink = Recorder()
     address = start(sink)
     body, headers = delivery()
@@ -64,7 +65,7 @@ def test_a_slow_drip_body_is_cut_off_at_the_deadline(
 def test_headers_dripped_forever_free_the_handler(
     start: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(listener_module, "REQUEST_DEADLINE_SECONDS", 1.0)
+    monkeypatch.setattr(connections, "REQUEST_DEADLINE_SECONDS", 1.0)
     address = start(Recorder(), max_handlers=1)
     with socket.create_connection(address, timeout=10) as sock:
         sock.sendall(b"POST /webhook HTTP/1.1\r\nHost: localhost\r\n")  # and never the rest
@@ -78,7 +79,7 @@ def test_headers_dripped_forever_free_the_handler(
 def test_every_handler_busy_is_a_503_with_retry_after_not_a_reset(
     start: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(listener_module, "REQUEST_DEADLINE_SECONDS", 5.0)
+    monkeypatch.setattr(connections, "REQUEST_DEADLINE_SECONDS", 5.0)
     address = start(Recorder(), max_handlers=1)
     hog = socket.create_connection(address, timeout=10)
     try:

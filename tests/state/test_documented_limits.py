@@ -17,7 +17,7 @@ from holon.controller.policy import MAX_POLICY_BYTES
 from holon.duration import MAX_SECONDS
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.gateway.replay import MAX_LINE_BYTES
-from holon.serve import inbox, listener
+from holon.serve import connections, inbox, listener
 from holon.serve.serve import ServeOptions
 from holon.size import MAX_BYTES
 from holon.state.journal import DEFAULT_MAX_BYTES, DROPPED, Journal
@@ -68,12 +68,12 @@ def _checkpoint_every_default() -> int:
             f"{(MAX_LINE_BYTES - MAX_PAYLOAD_BYTES) // 1024} KiB",
         ),
         ("serve.md", f"`413` over {MAX_PAYLOAD_BYTES // MIB} MiB"),
-        ("serve.md", f"longer than {listener.REQUEST_DEADLINE_SECONDS:g} seconds"),
-        ("serve.md", f"`Retry-After: {listener.RETRY_AFTER_SECONDS}`"),
+        ("serve.md", f"longer than {connections.REQUEST_DEADLINE_SECONDS:g} seconds"),
+        ("serve.md", f"`Retry-After: {connections.RETRY_AFTER_SECONDS}`"),
         ("serve.md", f"{inbox.DEFAULT_MAX_PENDING:,} deliveries waiting"),
         ("serve.md", f"or {inbox.DEFAULT_MAX_BYTES // MIB} MiB"),
-        ("serve.md", f"all {listener.DEFAULT_MAX_HANDLERS} request handlers"),
-        ("serve.md", f"{listener.LISTEN_BACKLOG:,}-deep listen backlog"),
+        ("serve.md", f"all {connections.DEFAULT_MAX_HANDLERS} request handlers"),
+        ("serve.md", f"{connections.LISTEN_BACKLOG:,}-deep listen backlog"),
         ("serve.md", f"at most {listener._SPOOL_MEMORY // MIB} MiB of a body not yet verified"),
         ("serve.md", f"outside {EARLIEST.year}\u2013{LATEST.year}"),
         (
