@@ -19,6 +19,9 @@ import pytest
 
 from tests.support.images import AGENTS, ImageUnavailable, build_agent_image
 
+# The GitHub fakes' fixtures (`github_fake`, `github_server`), for every directory of tests.
+pytest_plugins = ["tests.support.github_fake.fixtures"]
+
 AGENT_SCRIPT = AGENTS / "agent.sh"
 REQUIRE_DOCKER = os.environ.get("HOLON_REQUIRE_DOCKER") == "1"
 

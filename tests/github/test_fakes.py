@@ -1,0 +1,135 @@
+"""The GitHub fakes answer only what GitHub's REST description has, and record every call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+
+from tests.support.github_fake import (
+    GitHubFake,
+    LoopbackGitHub,
+    UnknownRoute,
+    example,
+    route_of,
+    routes,
+)
+from tests.support.github_fake.request import HANDLERS
+from tests.support.github_fake.routes import FIXTURES
+
+TOKEN = "ghs_" + "f" * 36
+
+
+def test_the_fixtures_name_their_source_and_licence() -> None:
+    readme = (FIXTURES / "README.md").read_text()
+    assert "@octokit/openapi` 23.0.2" in readme
+    assert "Licence: MIT. Copyright (c) 2020 Octokit contributors." in readme
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in readme
+
+
+def test_the_route_table_is_githubs() -> None:
+    table = routes()
+    assert len(table.routes) > 1000
+    assert table.find("issues/create-comment").key == (
+        "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+    )
+    assert route_of("GET", "/repos/o/r/git/ref/heads/feature/x") == "git/get-ref"
+    assert route_of("GET", "/repos/o/r/commits/main/check-runs") == "checks/list-for-ref"
+    assert route_of("GET", "/repos/o/r/commits/feature/x") == "repos/get-commit"
+    assert route_of("GET", "/repos/o/r/contents/docs/a%20b.md") == "repos/get-content"
+    # PyGithub's get_git_refs() still lists through a route GitHub no longer describes.
+    assert route_of("GET", "/repos/o/r/git/refs") is None
+    assert route_of("POST", "/repos/o/r/issues/1/comment") is None
+    # A parameter that is one path segment must be encoded to hold a slash.
+    assert route_of("DELETE", "/repos/o/r/issues/1/labels/area/docs") is None
+    assert route_of("DELETE", "/repos/o/r/issues/1/labels/area%2Fdocs") == "issues/remove-label"
+
+
+def test_every_route_the_loopback_fake_implements_is_githubs() -> None:
+    assert len(HANDLERS) >= 40
+    for operation in HANDLERS:
+        assert operation in routes().by_operation, operation
+
+
+def test_examples_are_githubs_documented_bodies() -> None:
+    status, body = example(routes().find("issues/create-comment"), "http://127.0.0.1:1/api/v3")
+    assert status == 201
+    assert body["body"] == "Me too"
+    assert body["url"].startswith("http://127.0.0.1:1/api/v3/repos/")
+
+
+def test_the_responses_fake_refuses_a_route_github_does_not_have() -> None:
+    with GitHubFake() as fake:
+        with pytest.raises(UnknownRoute):
+            fake.on("POST /repos/{owner}/{repo}/issues/{issue_number}/comment")
+        with pytest.raises(UnknownRoute):
+            fake.on("issues/create-a-comment")
+        with pytest.raises(requests.ConnectionError):
+            requests.post("https://api.github.com/repos/o/r/issues/1/comment", timeout=5)
+        with pytest.raises(requests.ConnectionError):  # GitHub's, but not registered
+            requests.get("https://api.github.com/repos/o/r/issues/1", timeout=5)
+        with pytest.raises(requests.ConnectionError):  # not GitHub at all
+            requests.get("https://example.com/", timeout=5)
+    assert len(fake.violations) == 3
+    with pytest.raises(AssertionError, match="does not have"):
+        fake.assert_clean()
+
+
+def test_the_responses_fake_answers_in_order_and_counts() -> None:
+    with GitHubFake() as fake:
+        fake.on("issues/get", status=502)
+        fake.on("issues/get")
+        first = requests.get("https://api.github.com/repos/o/r/issues/1347", timeout=5)
+        second = requests.get("https://api.github.com/repos/o/r/issues/1347?x=1", timeout=5)
+        third = requests.get("https://api.github.com/repos/o/r/issues/1347", timeout=5)
+    assert [first.status_code, second.status_code, third.status_code] == [502, 200, 200]
+    assert first.json()["message"] == "HTTP 502"
+    assert second.json()["number"] == 1347  # GitHub's example
+    assert fake.count("issues/get") == 3
+    assert fake.calls[1].query == {"x": ["1"]}
+    fake.assert_clean()
+
+
+def test_the_loopback_fake_refuses_a_route_github_does_not_have() -> None:
+    with LoopbackGitHub() as server:
+        refused = requests.post(
+            f"{server.url}/repos/octocat/Hello-World/issues/1/comment", timeout=5
+        )
+        not_faked = requests.get(f"{server.url}/repos/octocat/Hello-World/topics", timeout=5)
+        with pytest.raises(UnknownRoute):
+            server.fail("issues/create-a-comment", 500)
+    assert (refused.status_code, not_faked.status_code) == (501, 501)
+    assert len(server.violations) == 2
+    assert server.operations() == [None, "repos/get-all-topics"]
+    with pytest.raises(AssertionError, match="does not have"):
+        server.assert_clean()
+
+
+def test_the_loopback_fake_keeps_state_and_answers_404_like_github() -> None:
+    with LoopbackGitHub(prefix="/api/v3", token=TOKEN) as server:
+        base = f"{server.url}/repos/octocat/Hello-World"
+        auth = {"Authorization": f"token {TOKEN}"}
+        server.state.repos["octocat/Hello-World"].add_issue("Crash")
+        posted = requests.post(
+            f"{base}/issues/1/comments", json={"body": "hi"}, headers=auth, timeout=5
+        )
+        listed = requests.get(f"{base}/issues/1/comments", headers=auth, timeout=5)
+        missing = requests.get(f"{base}/issues/9", headers=auth, timeout=5)
+        anonymous = requests.get(f"{base}/issues/1", timeout=5)
+    assert posted.status_code == 201
+    assert posted.json()["user"]["login"] == "github-actions[bot]"
+    assert posted.json()["url"].startswith(
+        f"{server.url}/repos/octocat/Hello-World/issues/comments/"
+    )
+    assert [c["body"] for c in listed.json()] == ["hi"]
+    assert missing.status_code == 404
+    assert json.loads(missing.content)["message"] == "Not Found"
+    assert anonymous.status_code == 401
+    assert server.operations() == [
+        "issues/create-comment",
+        "issues/list-comments",
+        "issues/get",
+        "issues/get",
+    ]
+    server.assert_clean()

@@ -1,0 +1,168 @@
+"""GitHub's REST API served on 127.0.0.1 from memory, for tests that run `holon` as a
+subprocess (`GITHUB_API_URL=server.url`) or want real HTTP under the client.
+
+    with LoopbackGitHub() as server:                       # or the `github_server` fixture
+        repo = server.state.repos["octocat/Hello-World"]
+        repo.add_issue("Crash on start")
+        ...run the code under test against server.url...
+        assert server.count("issues/create-comment") == 1
+        assert repo.comments[...].body == ...
+
+Only routes of GitHub's REST description that the fake implements are answered; any other
+request gets 501 and is recorded as a violation, which fails the test at teardown. Unknown
+objects get GitHub's 404 body. `fail(operation, status, ...)` makes the next calls to an
+operation fail, for the error paths. With `token`, a request without it gets GitHub's 401.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from tests.support.github_fake import issues, repo_data  # noqa: F401  (they register handlers)
+from tests.support.github_fake.calls import Call, CallLog
+from tests.support.github_fake.render import Renderer
+from tests.support.github_fake.request import HANDLERS, Request
+from tests.support.github_fake.routes import routes
+from tests.support.github_fake.state import GitHubState, Missing, Refused
+
+DOCS = "https://docs.github.com/rest"
+
+
+def error_body(status: int, message: str) -> dict[str, str]:
+    return {"message": message, "documentation_url": DOCS, "status": str(status)}
+
+
+class LoopbackGitHub(CallLog):
+    def __init__(
+        self,
+        prefix: str = "",
+        token: str | None = None,
+        login: str = "github-actions[bot]",
+        repos: tuple[str, ...] = ("octocat/Hello-World",),
+    ) -> None:
+        super().__init__()
+        self.prefix = prefix.rstrip("/")
+        self.token = token
+        self.login = login
+        self.state = GitHubState(repos)
+        self.lock = threading.Lock()
+        self._failures: dict[str, list[tuple[int, Any, dict[str, str]]]] = {}
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False  # idle keep-alive connections must not hold stop()
+        self._server.github = self  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{self.prefix}"
+        self.render = Renderer(self.url)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LoopbackGitHub:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def fail(
+        self,
+        operation: str,
+        status: int,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        times: int = 1,
+    ) -> None:
+        """The next `times` calls to `operation` get `status` (GitHub's error body unless
+        `body` is given) and do nothing."""
+        routes().find(operation)
+        reply = (status, body or error_body(status, f"HTTP {status}"), dict(headers or {}))
+        self._failures.setdefault(operation, []).extend([reply] * times)
+
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        url = urllib.parse.urlsplit(target)
+        path = url.path.removeprefix(self.prefix) if url.path.startswith(self.prefix) else ""
+        found = routes().match(method, path) if path else None
+        operation = found[0].operation if found else None
+        with self.lock:
+            self.calls.append(
+                Call(
+                    method,
+                    path or url.path,
+                    operation,
+                    urllib.parse.parse_qs(url.query),
+                    raw,
+                    headers,
+                )
+            )
+            if found is None:
+                return self._refuse(f"{method} {url.path}: a route GitHub's REST API does not have")
+            route, params = found
+            if route.operation not in HANDLERS:
+                return self._refuse(f"{method} {url.path}: {route.operation} is not in the fake")
+            if self.token and headers.get("authorization") not in (
+                f"token {self.token}",
+                f"Bearer {self.token}",
+            ):
+                return 401, error_body(401, "Bad credentials"), {}
+            failures = self._failures.get(route.operation)
+            if failures:
+                return failures.pop(0)
+            try:
+                body = json.loads(raw) if raw else None
+                request = Request(
+                    self.state,
+                    self.render,
+                    route.operation,
+                    self.login,
+                    params,
+                    urllib.parse.parse_qs(url.query),
+                    body,
+                )
+                status, answer = HANDLERS[route.operation](request)
+            except Missing:
+                return 404, error_body(404, "Not Found"), {}
+            except Refused as refused:
+                return refused.status, error_body(refused.status, refused.message), {}
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                return 422, error_body(422, f"Invalid request: {exc.__class__.__name__}"), {}
+            return status, answer, {}
+
+    def _refuse(self, violation: str) -> tuple[int, Any, dict[str, str]]:
+        self.violations.append(violation)
+        return 501, error_body(501, f"not answered by the GitHub fake: {violation}"), {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as GitHub; every answer has a Content-Length
+    timeout = 10  # an idle kept-alive connection ends its thread
+
+    def _serve(self) -> None:
+        github: LoopbackGitHub = self.server.github  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, body, extra = github.handle(self.command, self.path, headers, raw)
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-GitHub-Api-Version-Selected", "2022-11-28")
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the calls are recorded, not printed."""
