@@ -1,0 +1,8 @@
+"""The GitHub edge: the one place Holon talks to GitHub's REST API (docs/github.md).
+
+`client` builds a PyGithub client from configuration (`GITHUB_API_URL`, `GITHUB_TOKEN`) with
+Holon's retry policy (`retry`), `errors` translates what PyGithub and requests raise into Holon's
+own exceptions, `marker` writes and reads the hidden marker on what Holon writes. PyGithub's
+types stay inside this package. Nothing is re-exported, so importing one module does not import
+PyGithub for the others.
+"""
