@@ -58,7 +58,9 @@ class LoopbackGitHub(CallLog):
         self._server.github = self  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}{self.prefix}"
         self.render = Renderer(self.url)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def __enter__(self) -> LoopbackGitHub:
         self._thread.start()
