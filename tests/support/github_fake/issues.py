@@ -63,7 +63,8 @@ def _labels(req: Request) -> Reply:
             raise Refused(404, "Label does not exist")
         issue.labels.remove(req.params["name"])
     elif req.json is not None:
-        added = req.field("labels")
+        # GitHub takes {"labels": [...]} or the bare list, of names or {"name": ...} objects.
+        added = req.json if isinstance(req.json, list) else req.field("labels")
         names = [x if isinstance(x, str) else x.get("name") for x in added]
         issue.labels += [str(n) for n in names if n not in issue.labels]
     return 200, [req.render.label(req.repo, name) for name in issue.labels]
