@@ -124,7 +124,11 @@ class HolonRetry(Retry):
                 if retry_after is not None
                 else self.backoff * 2 ** (len(new.history) - 1)
             )
-            reason = f"server error {response.status}" if response else "connection error"
+            reason = (
+                f"server error {response.status}"
+                if response
+                else ("no answer" if unanswered else "connection error")
+            )
             self._wait(Wait(wait, reason, verb, path))
             return new
         wait, reason, read = self._rate_limit_wait(response)

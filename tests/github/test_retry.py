@@ -4,15 +4,17 @@ effect does not need."""
 
 from __future__ import annotations
 
+import email.utils
 from collections.abc import Callable
 from typing import Any
 
 import github
 import pytest
+from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import PermissionDenied, RateLimited, ServerError, map_errors
-from holon.github.retry import Wait
+from holon.github.retry import HolonRetry, Wait
 from tests.support.github_fake import GitHubFake
 
 NOW = 1_800_000_000.0
@@ -237,3 +239,29 @@ def test_github_enterprise_server_prefix(recorder: Recorder) -> None:
         comment.edit("edited")  # follows the URL GitHub returned, under the prefix
     assert fake.operations() == ["issues/create-comment", "issues/update-comment"]
     fake.assert_clean()
+
+
+def test_a_write_whose_answer_was_lost_is_not_sent_again(recorder: Recorder) -> None:
+    retry = HolonRetry(on_wait=recorder.waits.append, sleep=recorder.slept.append)
+    lost = ReadTimeoutError(None, "/repos/o/r/pulls/1/merge", "read timed out")  # type: ignore[arg-type]
+    with pytest.raises(ReadTimeoutError):
+        retry.increment("PUT", "/repos/o/r/pulls/1/merge", error=lost)
+    assert recorder.waits == []
+    again = retry.increment("GET", "/repos/o/r/pulls/1?x=1", error=lost)
+    assert again.total == 2
+    assert recorder.waits == [Wait(1.0, "no answer", "GET", "/repos/o/r/pulls/1")]
+    refused = NewConnectionError(None, "refused")  # type: ignore[arg-type]
+    retry.increment("POST", "/repos/o/r/issues/1/comments", error=refused)
+    assert recorder.waits[-1] == Wait(
+        1.0, "connection error", "POST", "/repos/o/r/issues/1/comments"
+    )
+
+
+def test_retry_after_as_a_date(github_fake: GitHubFake, recorder: Recorder) -> None:
+    when = email.utils.formatdate(NOW + 5, usegmt=True)
+    github_fake.on(
+        "issues/create-comment", status=403, body=SECONDARY, headers={"Retry-After": when}
+    )
+    github_fake.on("issues/create-comment")
+    _repo(recorder.client()).get_issue(1347).create_comment("hi")
+    assert recorder.slept == [5.0]
