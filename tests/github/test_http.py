@@ -17,7 +17,13 @@ import github
 import pytest
 
 from holon.github.client import GitHubConfig, make_client
-from holon.github.errors import RateLimited, ServerError, Unauthorized, map_errors
+from holon.github.errors import (
+    PermissionDenied,
+    RateLimited,
+    ServerError,
+    Unauthorized,
+    map_errors,
+)
 from holon.github.retry import Wait
 from tests.support.github_fake import LoopbackGitHub
 
@@ -165,3 +171,17 @@ def test_a_subprocess_reaches_the_fake_through_github_api_url(
     comment = github_server.state.repos[REPO].comments[int(proc.stdout)]
     assert (comment.body, comment.user) == ("from a child", "github-actions[bot]")
     assert github_server.operations() == ["issues/create-comment"]
+
+
+def test_a_refusal_over_http_names_the_permission(
+    github_server: LoopbackGitHub, client: Client
+) -> None:
+    body = {"message": "Resource not accessible by integration", "documentation_url": "x"}
+    github_server.fail("issues/create-comment", 403, body=body)
+    expected = pytest.raises(PermissionDenied, match="`permissions: issues: write`")
+    with expected, map_errors("issues/create-comment"):
+        client().get_repo(REPO).get_issue(1).create_comment("hi")
+    # The body was read to tell a refusal from a rate limit; the connection is usable again.
+    assert client.made[0].get_repo(REPO).get_issue(1).title == "Crash on start"
+    assert github_server.operations() == ["issues/create-comment", "issues/get"]
+    assert client.waits == []
