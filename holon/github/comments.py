@@ -1,0 +1,91 @@
+"""One comment per (subject, workflow, skill), found again by its marker and edited in place.
+
+`upsert_comment` lists the subject's comments, oldest first, one page at a time, and stops at
+the first one written by Holon's own login whose marker is this comment's key; a marker in
+anyone else's comment is ignored (anyone can type one). It then edits that comment, or posts a
+new one when there is none, so a re-run, a retry or a redelivery edits instead of duplicating.
+Calls: the pages read up to the comment (1 when it is on the first page of 100), plus one write,
+or none when the comment already says exactly this.
+
+A POST answered with a 5xx or not at all may have been done by GitHub: before anything is sent
+again the comment is looked up by its marker, and an error is raised when it is not there, so
+the caller's next attempt (which lists first) posts it. A comment is never posted twice.
+
+`reply` is the controller's own reply (usage, status, refusal): one per subject and kind, with
+`reply.<kind>` in the marker's skill field, a name no skill can have (skills are `[a-z0-9-]`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from holon.github.body import COMMENT_LIMIT, with_marker
+from holon.github.effects import EffectOutcome, EffectRefused, Scope, Subject, subject_for
+from holon.github.errors import ServerError
+from holon.github.handle import CommentView
+from holon.github.marker import Marker, format_marker, parse_marker
+
+EFFECT = "comment"
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+def comment_marker(scope: Scope, effect: str, subject: Subject, skill: str | None) -> str:
+    """The marker line of Holon's item for (`subject`, `scope.workflow`, `skill`); a refusal
+    when a value is too long to be one."""
+    try:
+        return format_marker(subject.kind, str(subject.number), scope.workflow, skill)
+    except ValueError as exc:
+        raise EffectRefused(effect, f"cannot mark it: {exc}") from None
+
+
+def find_own(scope: Scope, subject: Subject, key: Marker | None) -> CommentView | None:
+    """The first comment on `subject` by Holon's login that carries marker `key`."""
+    login = scope.own_login(EFFECT)
+    for comment in scope.repo.comments(subject.number):
+        if comment.author == login and parse_marker(comment.body) == key:
+            return comment
+    return None
+
+
+def _outcome(comment: CommentView, performed: bool, note: str = "") -> EffectOutcome:
+    output = {"comment_id": comment.id, "url": comment.url}
+    return EffectOutcome(EFFECT, performed, output, note)
+
+
+def upsert_comment(
+    scope: Scope, subject: Subject, body: str, *, skill: str | None = None
+) -> EffectOutcome:
+    """Write `body` as Holon's one comment for (`subject`, `scope.workflow`, `skill`)."""
+    subject = subject_for(scope, EFFECT, subject)
+    if not body.strip():
+        raise EffectRefused(EFFECT, "the comment body is empty")
+    marker = comment_marker(scope, EFFECT, subject, skill)
+    key = parse_marker(marker)
+    text = with_marker(marker, body, COMMENT_LIMIT)
+    found = find_own(scope, subject, key)
+    if found is not None:
+        if found.body == text:
+            return _outcome(found, False, "the comment already says this")
+        return _outcome(scope.repo.edit_comment(subject.number, found.id, text), True)
+    try:
+        return _outcome(scope.repo.create_comment(subject.number, text), True)
+    except ServerError as exc:
+        # GitHub may have posted it: look before anyone posts again.
+        posted = find_own(scope, subject, key)
+        if posted is None:
+            raise ServerError(
+                f"{exc}; no comment with its marker was found, so a later attempt posts it",
+                operation=exc.operation,
+                status=exc.status,
+            ) from None
+        if posted.body != text:  # a different body won a race: this one is the latest
+            posted = scope.repo.edit_comment(subject.number, posted.id, text)
+        return _outcome(posted, True, "GitHub answered with an error but had posted it")
+
+
+def reply(scope: Scope, subject: Subject, kind: str, body: str) -> EffectOutcome:
+    """The controller's reply of `kind` (usage, status, refusal) on `subject`, kept to one
+    comment per subject and kind."""
+    if not _KIND.fullmatch(kind):
+        raise EffectRefused(EFFECT, "a reply's kind is a short lowercase word")
+    return upsert_comment(scope, subject, body, skill=f"reply.{kind}")
