@@ -1,11 +1,17 @@
-"""Scopes for the effect tests: Holon's client on a fake GitHub, the handle on its repository."""
+"""Scopes for the effect tests (Holon's client on a fake GitHub, the handle on its repository)
+and handoffs of the documented closure scenarios."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from holon.closure.derive import derive_closure
+from holon.closure.evidence import parse_evidence
+from holon.closure.handoff import Handoff, HandoffContext, build_handoff
+from holon.closure.mapping import report_for
 from holon.github.client import GitHubConfig, make_client
 from holon.github.effects import Scope, Subject
 from holon.github.pygithub_repo import PyGithubRepo
@@ -15,6 +21,9 @@ REPO = "octocat/Hello-World"
 HOLON = "github-actions[bot]"  # who the loopback GitHub says wrote what Holon writes
 ISSUE = Subject(REPO, "issue", 1)
 PULL = Subject(REPO, "pull_request", 2)
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples" / "closure"
+RUN_URL = "https://github.com/octocat/Hello-World/actions/runs/42"
+SKILL = "github-issue-solve"
 
 
 @contextmanager
@@ -31,3 +40,12 @@ def scope_on(url: str, **options: Any) -> Iterator[Scope]:
         yield Scope(handle, **settings)
     finally:
         client.close()
+
+
+def handoff(name: str, **context: Any) -> Handoff:
+    """The handoff of docs/examples/closure/`name` on issue 1 (`context` overrides)."""
+    closure = derive_closure(parse_evidence((EXAMPLES / f"{name}.evidence.json").read_bytes()))
+    ctx = HandoffContext.model_validate(
+        {"subject": {"kind": "issue", "id": "1"}, "skill": SKILL, **context}
+    )
+    return build_handoff(closure, report_for(closure), ctx)

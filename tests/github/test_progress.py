@@ -4,34 +4,17 @@ ends: finished, failed, timed out, cancelled; the same comment every time."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from holon.closure.derive import derive_closure
-from holon.closure.evidence import parse_evidence
-from holon.closure.handoff import Handoff, HandoffContext, build_handoff
-from holon.closure.mapping import report_for
 from holon.github.effects import Scope
 from holon.github.marker import format_marker, parse_marker
 from holon.github.progress import settle, start_progress
-from tests.github.effect_scope import ISSUE, REPO, scope_on
+from tests.github.effect_scope import ISSUE, REPO, RUN_URL, SKILL, handoff, scope_on
 from tests.support.github_fake import LoopbackGitHub
 from tests.support.github_fake.state import Repo
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples" / "closure"
-RUN_URL = "https://github.com/octocat/Hello-World/actions/runs/42"
-SKILL = "github-issue-solve"
 MARK = format_marker("issue", "1", "holon", SKILL)
-
-
-def handoff(name: str, **context: Any) -> Handoff:
-    closure = derive_closure(parse_evidence((EXAMPLES / f"{name}.evidence.json").read_bytes()))
-    ctx = HandoffContext.model_validate(
-        {"subject": {"kind": "issue", "id": "1"}, "skill": SKILL, **context}
-    )
-    return build_handoff(closure, report_for(closure), ctx)
 
 
 @pytest.fixture
