@@ -18,7 +18,14 @@ import github
 from requests.utils import parse_header_links
 
 from holon.github.errors import map_errors
-from holon.github.handle import CheckFields, CheckRunView, CommentView, IssueView, PullView
+from holon.github.handle import (
+    CheckFields,
+    CheckRunView,
+    CommentView,
+    IssueView,
+    PullView,
+    Repo,
+)
 
 PER_PAGE = 100  # GitHub's largest page: the fewest calls to find a comment in a long thread
 _FULL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
@@ -176,3 +183,9 @@ class PyGithubRepo:
         path = f"{self._root}/check-runs/{int(check_run_id)}"
         _, data = self._call("checks/update", "PATCH", path, input=_check_body(fields))
         return _check_run(data)
+
+
+def open_repo(client: github.Github, full_name: str) -> Repo:
+    """The `Repo` handle on `full_name` (typed as the protocol, so the type checker holds
+    `PyGithubRepo` to it)."""
+    return PyGithubRepo(client, full_name)

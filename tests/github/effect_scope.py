@@ -14,7 +14,7 @@ from holon.closure.handoff import Handoff, HandoffContext, build_handoff
 from holon.closure.mapping import report_for
 from holon.github.client import GitHubConfig, make_client
 from holon.github.effects import Scope, Subject
-from holon.github.pygithub_repo import PyGithubRepo
+from holon.github.pygithub_repo import open_repo
 
 TOKEN = "ghs_" + "f" * 36  # the github_server fixture's
 REPO = "octocat/Hello-World"
@@ -36,7 +36,7 @@ def scope_on(url: str, **options: Any) -> Iterator[Scope]:
         sleep=lambda seconds: None,
     )
     try:
-        handle = PyGithubRepo(client, settings.pop("repo"))
+        handle = open_repo(client, settings.pop("repo"))
         yield Scope(handle, **settings)
     finally:
         client.close()
