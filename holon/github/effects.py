@@ -100,6 +100,18 @@ class Scope:
         return self.login
 
 
+def subject_from(effect: str, repo: str | None, kind: str, id: str) -> Subject:
+    """The `Subject` an intent's target names (`issue`/`pull_request` and a number); a refusal
+    for any other target (a repository, a malformed number)."""
+    if kind not in ("issue", "pull_request"):
+        raise EffectRefused(effect, f"the target is a {kind}, not an issue or a pull request")
+    if not id.isascii() or not id.isdigit() or len(id) > 10 or int(id) < 1:
+        raise EffectRefused(effect, f"{id!r} is not an issue or pull request number")
+    if repo is None:
+        raise CrossRepository(effect, "the target names no repository")
+    return Subject(repo, "issue" if kind == "issue" else "pull_request", int(id))
+
+
 def subject_for(scope: Scope, effect: str, subject: Subject) -> Subject:
     """`subject` once it is known to be in the event's repository."""
     scope.check(effect, subject.repo)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from holon.github.dispatch import RepositoryDispatch, WorkflowDispatch, dispatch
-from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject
+from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject, subject_from
 from holon.github.errors import NotFound, PermissionDenied, Rejected, ServerError
 from holon.github.issues import close_issue, request_review
 from holon.github.labels import add_label, remove_label
@@ -293,3 +293,31 @@ def test_every_effect_refuses_another_repository(
         effect(scope, Subject("someone/else", "issue", 1))
     assert "someone/else" in caught.value.reason
     assert github_server.calls == []
+
+
+# From an intent's target to a subject
+
+
+def test_subject_from_an_intents_target() -> None:
+    assert subject_from("label", REPO, "issue", "7") == Subject(REPO, "issue", 7)
+    assert subject_from("label", REPO, "pull_request", "2") == PULL
+
+
+@pytest.mark.parametrize(
+    ("repo", "kind", "id", "why"),
+    [
+        (REPO, "repository", REPO, "is a repository, not an issue"),
+        (REPO, "issue", "0", "is not an issue or pull request number"),
+        (REPO, "issue", "-1", "is not an issue or pull request number"),
+        (REPO, "issue", "١٢", "is not an issue or pull request number"),  # Arabic-Indic digits
+        (REPO, "issue", "9" * 11, "is not an issue or pull request number"),
+        (REPO, "issue", "1\n", "is not an issue or pull request number"),
+        (None, "issue", "1", "names no repository"),
+    ],
+)
+def test_subject_from_refuses_what_is_not_a_subject(
+    repo: str | None, kind: str, id: str, why: str
+) -> None:
+    with pytest.raises(EffectRefused, match=why) as caught:
+        subject_from("label", repo, kind, id)
+    assert "\n" not in str(caught.value)
