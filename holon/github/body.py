@@ -45,7 +45,9 @@ def neutralize(text: str) -> str:
 
 def _without_leading_marker(body: str) -> str:
     first, newline, rest = body.partition("\n")
-    if parse_marker(first) is not None and first.strip().startswith("<!-- holon:"):
+    line = first.strip()
+    # Only a line that is a marker and nothing else is the renderer's marker line.
+    if line.startswith("<!-- holon:") and line.endswith("-->") and parse_marker(line):
         return rest if newline else ""
     return body
 

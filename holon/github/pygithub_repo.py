@@ -17,7 +17,7 @@ from typing import Any
 import github
 from requests.utils import parse_header_links
 
-from holon.github.errors import map_errors
+from holon.github.errors import GitHubError, map_errors
 from holon.github.handle import (
     CheckFields,
     CheckRunView,
@@ -28,6 +28,9 @@ from holon.github.handle import (
 )
 
 PER_PAGE = 100  # GitHub's largest page: the fewest calls to find a comment in a long thread
+# 10,000 items: a `Link` that never ends cannot hold an effect forever, and a listing cut short
+# fails instead of ending quietly (a comment not found would be posted twice).
+MAX_PAGES = 100
 _FULL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
@@ -97,12 +100,16 @@ class PyGithubRepo:
         """Each page's data, following GitHub's `Link: rel="next"` one call at a time."""
         url: str | None = path
         query: dict[str, Any] | None = {**params, "per_page": PER_PAGE}
-        while url is not None:
+        for _ in range(MAX_PAGES):
+            if url is None:
+                return
             headers, data = self._call(operation, "GET", url, parameters=query)
             yield data
             links = parse_header_links(str(headers.get("link") or ""))
             url = next((link["url"] for link in links if link.get("rel") == "next"), None)
             query = None  # the next link carries the query
+        if url is not None:
+            raise GitHubError(f"GitHub listed more than {MAX_PAGES} pages for {operation}: stopped")
 
     def comments(self, number: int) -> Iterator[CommentView]:
         path = f"{self._root}/issues/{int(number)}/comments"

@@ -111,3 +111,9 @@ def test_hostile_lines_are_scanned_in_linear_time(line: str) -> None:
 
 def test_neutralize_breaks_every_comment_opener() -> None:
     assert "<!--" not in neutralize("<!-- a --> <!--b")
+
+
+def test_only_a_line_that_is_a_marker_alone_is_the_bodys_marker_line() -> None:
+    other = format_marker("issue", "2", "holon", None)
+    written = with_marker(MARK, other + " and text")
+    assert written.splitlines()[1] == "<\u200b" + other[1:] + " and text"

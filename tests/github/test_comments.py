@@ -9,7 +9,7 @@ import pytest
 
 from holon.github.comments import reply, upsert_comment
 from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject
-from holon.github.errors import NotFound, PermissionDenied, ServerError
+from holon.github.errors import GitHubError, NotFound, PermissionDenied, ServerError
 from holon.github.marker import format_marker, parse_marker
 from tests.github.effect_scope import HOLON, ISSUE, PULL, REPO, scope_on
 from tests.support.github_fake import GitHubFake, LoopbackGitHub
@@ -255,3 +255,13 @@ def test_a_comment_on_the_first_page_costs_no_second_page(
     github_fake.on("issues/update-comment", body=mine)
     upsert_comment(remote, ISSUE, "new", skill="github-issue-solve")
     assert github_fake.operations() == ["issues/list-comments", "issues/update-comment"]
+
+
+def test_a_listing_that_never_ends_fails_instead_of_posting_again(
+    github_fake: GitHubFake, remote: Scope
+) -> None:
+    page = f"{github_fake.base_url}/repos/{REPO}/issues/1/comments?per_page=100&page=2"
+    github_fake.on("issues/list-comments", body=[], headers={"Link": f'<{page}>; rel="next"'})
+    with pytest.raises(GitHubError, match="more than 100 pages for issues/list-comments"):
+        upsert_comment(remote, ISSUE, "x", skill="github-issue-solve")
+    assert github_fake.operations() == ["issues/list-comments"] * 100
