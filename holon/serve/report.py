@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from holon.closure.record import ClosureRecord
+from holon.controller.pass_report import PassReport
 from holon.terminal import line
 
 if TYPE_CHECKING:
@@ -25,17 +28,30 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+@dataclass
+class Tally:
+    """What the passes of one serve run did: decisions by outcome, attempts by status."""
+
+    decisions: Counter[str] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)
+    dry_run: int = 0
+
+    def add(self, report: PassReport) -> None:
+        self.decisions.update(str(d.get("outcome")) for d in report.decisions)
+        self.actions.update(r.status for r in report.results)
+        self.dry_run += sum(r.dry_run for r in report.results)
+
+
 def did_line(serve: Serve) -> str:
-    tally = serve.controller.tally if serve.controller else None
-    decisions = tally.decisions if tally else {}
-    actions = tally.actions if tally else {}
+    tally = serve.tally
+    decisions, actions = tally.decisions, tally.actions
     parts = [f"{decisions.get('duplicate', 0)} duplicate"]
     if decisions.get("paused"):
         parts.append(f"{decisions['paused']} kept while paused")
     parts.append(f"{serve.broken} broken")
     parts.append(f"{len(serve.failed)} failed inside Holon")
     performed = sum(actions.values())
-    how = [f"{tally.dry_run} dry run"] if tally and tally.dry_run else []
+    how = [f"{tally.dry_run} dry run"] if tally.dry_run else []
     how.append(f"{actions.get('failed', 0)} failed")
     return (
         f"serve: {_plural(serve.events, 'event')} handled ({', '.join(parts)}); "

@@ -33,7 +33,10 @@ from holon.closure.agent import summarize_agent
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
-from holon.controller.loop import Controller, CrashPoint, Journals, no_crash
+from holon.controller.journals import Journals
+from holon.controller.loop import Controller
+from holon.controller.parts import CrashPoint, no_crash
+from holon.controller.pass_report import PassReport
 from holon.controller.policy import load_policy
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
@@ -43,6 +46,7 @@ from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.serve.inbox import Inbox, Taken
+from holon.serve.report import Tally
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
@@ -142,6 +146,7 @@ class Serve:
         self.events = 0
         self.broken = 0
         self.failed: list[str] = []  # events whose handling failed inside Holon
+        self.tally = Tally()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
@@ -196,11 +201,12 @@ class Serve:
             idempotent_runs=options.dry_run,
             executed=executed,
             crashpoint=self.crashpoint,
+            mention=options.mention,
         )
-        self.controller.recover()
+        self._account(self.controller.recover())
         if not self.controller.paused and self.controller.kept():
             # `holon serve resume` on a stopped serve leaves its kept events for this start.
-            self.controller.resume(by="serve start")
+            self._account(*self.controller.resume(by="serve start"))
         self.checkpoint()
         return self.controller
 
@@ -258,7 +264,7 @@ class Serve:
             if name == "pause":
                 self.controller.pause(by, str(command.get("reason") or ""))
             elif name == "resume":
-                self.controller.resume(by)
+                self._account(*self.controller.resume(by))
         if commands:
             self.checkpoint()
 
@@ -273,7 +279,7 @@ class Serve:
         assert self.controller is not None
         self.events += 1
         try:
-            self.controller.handle(env)
+            self._account(self.controller.handle(env))
         except Exception as exc:
             # A bug in Holon, not in the event: journal it, keep the traceback, go on.
             log = log_traceback(exc)
@@ -286,6 +292,10 @@ class Serve:
             self.report(f"holon serve: {error}")
         self._since_checkpoint += 1
         self._checkpoint_if_due()
+
+    def _account(self, *reports: PassReport) -> None:
+        for report in reports:
+            self.tally.add(report)
 
     def drain_inbox(self, timeout: float = 0) -> None:
         """Handle accepted deliveries in order, waiting up to `timeout` for the first."""

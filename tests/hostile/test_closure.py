@@ -332,7 +332,7 @@ def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_p
     wait = {"subject": "issue:8", "on": "timer", "until": until}
     for kind, key, status, data in [("wait", "w1", "live", wait)]:
         ctl.state.put(_state([(kind, key, status, data)]).get(kind, key))
-    ctl.ledger = type(ctl.ledger)(ctl.state)
+    ctl.loaded.ledger = type(ctl.ledger)(ctl.state)
     ctl.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
     ctl.handle(tick_envelope(ctl.clock(), None))
     (decision,) = ctl.journals.decisions.read()
