@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from holon import jsonio
-from holon.closure.agent import summarize_agent
+from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
@@ -147,6 +147,11 @@ class Serve:
         self.broken = 0
         self.failed: list[str] = []  # events whose handling failed inside Holon
         self.tally = Tally()
+        # The subjects this run's passes settled, with their latest closure (None: no work on
+        # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
+        # receiver serving for months does not hold every subject it ever saw.
+        self.answered: dict[str, ClosureRecord | None] = {}
+        self._answers = options.once or not (options.listening or options.tick_interval)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
@@ -296,6 +301,8 @@ class Serve:
     def _account(self, *reports: PassReport) -> None:
         for report in reports:
             self.tally.add(report)
+            if self._answers:
+                self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
     def drain_inbox(self, timeout: float = 0) -> None:
         """Handle accepted deliveries in order, waiting up to `timeout` for the first."""
@@ -343,27 +350,20 @@ class Serve:
             return 0
         return len(self.controller.kept())
 
+    def closures(self) -> dict[str, ClosureRecord]:
+        """The closure of every subject this run settled that has one (docs/serve.md)."""
+        return {s: c for s, c in self.answered.items() if c is not None}
+
     def exit_code(self) -> int:
-        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished.
-        An event Holon failed to handle is a failure too: its work was never decided."""
+        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished,
+        for the subjects this run's passes settled, the most severe of their closures; never
+        for older subjects in the state. An event Holon failed to handle is a failure too: its
+        work was never decided."""
         if self.failed:
             return 1
         if self.kept_while_paused():
             return 2  # nothing is decided until the operator resumes
-        closures = []
-        for record in self.state.live("closure"):
-            try:
-                closures.append(ClosureRecord.model_validate(record.data).closure())
-            except ValidationError:
-                return 1  # a closure this build cannot read (restored state) is never success
-        summary = summarize_agent(closures)
-        if summary.state == "failed":
-            return 1
-        if "awaiting_operator_input" in summary.waiting_reasons:
-            return 2
-        if summary.state in ("waiting", "continuable", "active"):
-            return 3
-        return 0
+        return worst_exit(c.exit_code for c in self.closures().values())
 
 
 def install_signal_handlers(serve: Serve) -> None:
