@@ -57,6 +57,7 @@ from holon.validation import describe_validation_error
 class ServeOptions:
     state_dir: Path
     workspace: Path | None = None
+    runs_dir: Path | None = None  # skill-run outputs; None: `<state-dir>.runs` beside it
     replay: list[Path] = field(default_factory=list)
     listen: tuple[str, int] | None = None
     secrets: list[str] = field(default_factory=list)
@@ -88,6 +89,31 @@ def _replay_paths(paths: list[Path]) -> list[Path]:
         else:
             raise InvalidInput(f"replay path not found: {path}")
     return found
+
+
+RUNS_SUFFIX = ".runs"
+
+
+def runs_dir_of(options: ServeOptions) -> Path:
+    """Where skill runs write their outputs: `runs_dir`, else `<state-dir>.runs` beside the state
+    directory. Never inside it: a state directory is cached and uploaded (Actions), and patches
+    and agent logs must not ride along with it. The default is fixed by the state directory, so a
+    restarted serve finds the output of a run it was in the middle of (crash recovery)."""
+    state = options.state_dir.resolve()
+    if options.runs_dir is not None:
+        runs = options.runs_dir.resolve()
+    elif state.name:
+        runs = state.with_name(state.name + RUNS_SUFFIX)
+    else:
+        raise InvalidInput(
+            f"--state-dir {state} has no sibling for skill-run outputs: use --runs-dir"
+        )
+    if runs == state or runs.is_relative_to(state):
+        raise InvalidInput(
+            f"--runs-dir {runs} is inside the state directory {state}: skill-run outputs "
+            "must not be saved with the state"
+        )
+    return runs
 
 
 def _executed(entries: Iterator[dict[str, Any]]) -> dict[str, ActionResult]:
@@ -157,6 +183,7 @@ class Serve:
     def open(self) -> Controller:
         options = self.options
         policy = load_policy(options.policy)  # fail on a bad policy before touching anything
+        runs_dir = runs_dir_of(options)
         replay = _replay_paths(options.replay)
         self._replay_files = replay
         self.store.acquire()
@@ -185,7 +212,7 @@ class Serve:
         if not options.dry_run and (options.agent or options.image):
             run_skill = RunSkillHandler(
                 workspace=options.workspace or Path.cwd(),
-                output_root=options.state_dir / "runs",
+                output_root=runs_dir,
                 clock=self.clock,
                 runtime=options.runtime,
                 agent=options.agent,

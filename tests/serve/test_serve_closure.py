@@ -36,10 +36,13 @@ def test_a_question_from_the_agent_closes_the_subject_askuserquestion(tmp_path: 
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     state = tmp_path / "state"
+    outputs = tmp_path / "elsewhere" / "runs"
     argv = holon_argv(
         "serve",
         "--state-dir",
         str(state),
+        "--runs-dir",
+        str(outputs),
         "--replay",
         str(replay),
         "--once",
@@ -52,6 +55,10 @@ def test_a_question_from_the_agent_closes_the_subject_askuserquestion(tmp_path: 
     )
     done = subprocess.run(argv, env=serve_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr  # a human is needed
+    # The run's output (manifest, log, patch) is in the runs directory; the state holds none.
+    (run,) = outputs.iterdir()
+    assert (run / "manifest.json").is_file()
+    assert not [p for p in state.rglob("*") if p.name in ("manifest.json", "run.json")]
     records = json.loads((state / "state.json").read_text())["records"]
     closure = records["closure:issue:1"]["data"]
     assert closure["lifecycle_outcome"] == "askuserQuestion"
@@ -77,6 +84,19 @@ def _replay_of(tmp_path: Path, name: str, *numbers: int) -> str:
     path = tmp_path / name
     path.write_text("".join(lines[n] + "\n" for n in numbers))
     return str(path)
+
+
+@pytest.mark.parametrize("inside", [".", "runs", "a/b"])
+def test_a_runs_dir_inside_the_state_dir_is_refused(
+    inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    argv = ["serve", "--state-dir", str(state), "--runs-dir", str(state / inside), "--once"]
+    assert main(argv) == 64
+    err = capsys.readouterr().err
+    assert "is inside the state directory" in err
+    assert err.count("\n") == 1
+    assert not state.exists()  # refused before anything was written
 
 
 def test_serve_once_answers_for_the_subjects_it_handled_not_older_ones(
