@@ -4,6 +4,10 @@ While paused, an event is journaled and kept in the state (a `meta` record `pend
 the envelope), and nothing is decided. Resuming decides the kept events in the order they were
 kept (`passes.resume`); one kept longer than the policy's `expire_after` expires instead, counted
 from when it was kept, not from the payload's own time (redeliveries carry old times).
+
+A kept event comes back from the state, which may have been restored from elsewhere: it never
+brings its authority with it. Its envelope is made again from its payload (`gateway.restored`),
+so the actor's authority is derived as the connector derives it; one that cannot be is refused.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from holon.controller.pass_report import Pass
 from holon.controller.policy import Policy
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
+from holon.gateway.restored import rederive
 from holon.state.model import Record, ServeState
 
 KEPT = "pending:"
@@ -50,11 +55,13 @@ def expired(record: Record, now: datetime, policy: Policy) -> bool:
 
 
 def read_kept(record: Record, mention: str | None) -> EventEnvelope:
-    """The kept event; InvalidInput when the record holds no envelope."""
+    """The kept event, its envelope derived again from its payload; InvalidInput naming why
+    when the record holds no envelope or a payload the connector no longer reads."""
     try:
-        return EventEnvelope.model_validate(record.data)
+        kept = EventEnvelope.model_validate(record.data)
     except ValidationError:
         raise InvalidInput("the kept record holds no readable event envelope") from None
+    return rederive(kept, mention=mention)
 
 
 __all__ = ["KEPT", "expired", "is_paused", "keep", "kept_events", "pause_record", "read_kept"]
