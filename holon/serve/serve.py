@@ -47,6 +47,7 @@ from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
+from holon.serve.runs import runs_dir_of
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
@@ -89,31 +90,6 @@ def _replay_paths(paths: list[Path]) -> list[Path]:
         else:
             raise InvalidInput(f"replay path not found: {path}")
     return found
-
-
-RUNS_SUFFIX = ".runs"
-
-
-def runs_dir_of(options: ServeOptions) -> Path:
-    """Where skill runs write their outputs: `runs_dir`, else `<state-dir>.runs` beside the state
-    directory. Never inside it: a state directory is cached and uploaded (Actions), and patches
-    and agent logs must not ride along with it. The default is fixed by the state directory, so a
-    restarted serve finds the output of a run it was in the middle of (crash recovery)."""
-    state = options.state_dir.resolve()
-    if options.runs_dir is not None:
-        runs = options.runs_dir.resolve()
-    elif state.name:
-        runs = state.with_name(state.name + RUNS_SUFFIX)
-    else:
-        raise InvalidInput(
-            f"--state-dir {state} has no sibling for skill-run outputs: use --runs-dir"
-        )
-    if runs == state or runs.is_relative_to(state):
-        raise InvalidInput(
-            f"--runs-dir {runs} is inside the state directory {state}: skill-run outputs "
-            "must not be saved with the state"
-        )
-    return runs
 
 
 def _executed(entries: Iterator[dict[str, Any]]) -> dict[str, ActionResult]:
@@ -183,7 +159,7 @@ class Serve:
     def open(self) -> Controller:
         options = self.options
         policy = load_policy(options.policy)  # fail on a bad policy before touching anything
-        runs_dir = runs_dir_of(options)
+        runs_dir = runs_dir_of(options.state_dir, options.runs_dir)
         replay = _replay_paths(options.replay)
         self._replay_files = replay
         self.store.acquire()
