@@ -3,13 +3,17 @@ injected parts in, a PassReport out, answering for this event's subjects only.""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
+
+import jsonschema
 
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import PullFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
+from holon.controller.pass_report import PassReport
 from holon.controller.passes import run_pass
 from holon.controller.policy import load_policy
 from holon.executor.executor import Executor, build_executor
@@ -58,6 +62,9 @@ def test_a_pass_reports_its_decision_intents_results_and_closure(tmp_path: Path)
     # A dry run is work still to do: continuable, exit 3, a successful job.
     assert report.closures["issue:3"].closure_outcome == "continuable"
     assert (report.exit_code, report.job_conclusion) == (3, "success")
+    schema = json.loads((Path(__file__).parents[2] / "schemas/pass.schema.json").read_text())
+    jsonschema.validate(report.model_dump(mode="json"), schema)
+    assert PassReport.model_validate_json(report.model_dump_json()) == report
     stored = loaded.state.get("closure", "issue:3")
     assert stored is not None
     assert stored.data == report.closures["issue:3"].model_dump(mode="json")
