@@ -153,7 +153,7 @@ class Serve:
         # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
         # receiver serving for months does not hold every subject it ever saw.
         self.answered: dict[str, ClosureRecord | None] = {}
-        self._answers = options.once or not (options.listening or options.tick_interval)
+        self._answers = options.once or not (options.listening or options.tick_interval is not None)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
