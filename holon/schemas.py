@@ -28,6 +28,7 @@ SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "envelope": ("holon.gateway.envelope:EventEnvelope", "serialization"),  # gateway output
     "intent": ("holon.intent:ActionIntent", "serialization"),  # decided actions
     "action": ("holon.executor.result:ActionResult", "serialization"),  # actions.ndjson lines
+    "pass": ("holon.controller.pass_report:PassReport", "serialization"),  # one pass's report
     "state": ("holon.state.model:ServeState", "validation"),  # state.json
 }
 

@@ -39,6 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-dir", required=True, metavar="D", help="state and journals")
     parser.add_argument("--workspace", metavar="D", help="repository skill runs work on")
     parser.add_argument(
+        "--runs-dir", metavar="D", help="skill-run outputs (default: STATE_DIR.runs beside it)"
+    )
+    parser.add_argument(
         "--replay", metavar="PATH", action="append", default=[], help="replay file or directory"
     )
     parser.add_argument("--listen", metavar="127.0.0.1:PORT", help="loopback webhook receiver")
@@ -181,6 +184,7 @@ def main(args: argparse.Namespace) -> int:
     options = ServeOptions(
         state_dir=Path(args.state_dir),
         workspace=Path(args.workspace) if args.workspace else None,
+        runs_dir=Path(args.runs_dir) if args.runs_dir else None,
         replay=[Path(p) for p in args.replay],
         listen=listen,
         secrets=secrets,

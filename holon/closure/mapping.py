@@ -7,6 +7,7 @@ reads its answer from `report_for`, so they cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -24,6 +25,11 @@ EXIT_DONE = 0
 EXIT_FAILED = 1
 EXIT_HUMAN = 2
 EXIT_NOT_FINISHED = 3
+# Least to most severe. When several closures answer together (the subjects one pass touched,
+# those of one `serve --once` run), the most severe row answers for all of them: one failure
+# fails the job, else one question or interruption needs a human, else anything unfinished is
+# not finished; all done is done.
+SEVERITY = (EXIT_DONE, EXIT_NOT_FINISHED, EXIT_HUMAN, EXIT_FAILED)
 
 
 class Report(BaseModel):
@@ -85,3 +91,14 @@ def report_for(closure: Closure, *, fail_on_waiting: bool = False) -> Report:
     if fail_on_waiting and report.exit_code in (EXIT_HUMAN, EXIT_NOT_FINISHED):
         return report.model_copy(update={"job_conclusion": "failure"})
     return report
+
+
+def worst_exit(codes: Iterable[int]) -> int:
+    """The exit code of several closures' codes together (SEVERITY); none at all is done."""
+    return max(codes, key=SEVERITY.index, default=EXIT_DONE)
+
+
+def job_conclusion_of(code: int, *, fail_on_waiting: bool = False) -> JobConclusion:
+    """The job conclusion of an exit code of the table, as `report_for` gives it for one row."""
+    waiting = code in (EXIT_HUMAN, EXIT_NOT_FINISHED)
+    return "failure" if code == EXIT_FAILED or (fail_on_waiting and waiting) else "success"

@@ -6,6 +6,7 @@ to its subject, not to the whole history. Also builds a subject's closure eviden
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
@@ -36,6 +37,8 @@ class StateLedger:
 
     def __init__(self, state: ServeState) -> None:
         self.state = state
+        # Intents the guardrail questions do not see (`without`).
+        self.hidden: frozenset[str] = frozenset()
         self.intents: dict[str, list[str]] = defaultdict(list)
         self.waits: dict[str, list[str]] = defaultdict(list)
         for record in state.live("intent"):
@@ -82,11 +85,21 @@ class StateLedger:
             if (r := self.state.get("intent", k)) is not None and r.status == "inflight"
         ]
 
+    def without(self, intent_id: str) -> StateLedger:
+        """This ledger as the guardrails would see it had `intent_id` not been recorded: an
+        intent re-checked on recovery is not its own duplicate, nor its own cooldown."""
+        view = copy.copy(self)  # the same state and indexes
+        view.hidden = self.hidden | {intent_id}
+        return view
+
     # -- guardrails.Ledger
+    def _guarded_records(self, subject: str) -> list[Record]:
+        return [r for r in self.intent_records(subject) if r.key not in self.hidden]
+
     def active_skill(self, subject: str, skill: str) -> bool:
         return any(
             r.status in ("pending", "inflight") and r.data.get("skill") == skill
-            for r in self.intent_records(subject)
+            for r in self._guarded_records(subject)
         )
 
     def ran_for_sha(self, subject: str, skill: str, sha: str) -> bool:
@@ -94,13 +107,13 @@ class StateLedger:
             r.data.get("skill") == skill
             and r.data.get("head_sha") == sha
             and r.status in ("pending", "inflight", "succeeded")
-            for r in self.intent_records(subject)
+            for r in self._guarded_records(subject)
         )
 
     def last_automatic_run(self, subject: str) -> datetime | None:
         times = [
             r.updated_at
-            for r in self.intent_records(subject)
+            for r in self._guarded_records(subject)
             if r.data.get("skill") and r.data.get("automatic")
         ]
         return max(times, default=None)
@@ -131,7 +144,8 @@ class StateLedger:
                 if other is not latest:
                     items.extend(_guarded(lambda r: [_task_of_run(r)], other))
         for record in unit:
-            if record.data.get("type") != "run_skill" and record.status == "failed":
+            # A refused action (re-checked on recovery and not performed) did not happen either.
+            if record.data.get("type") != "run_skill" and record.status in ("failed", "refused"):
                 items.append(
                     TaskItem(
                         id=f"action:{record.key}",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from holon.closure.record import ClosureRecord
+from holon.controller.pass_report import PassReport
 from holon.terminal import line
 
 if TYPE_CHECKING:
@@ -25,32 +25,35 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+@dataclass
+class Tally:
+    """What the passes of one serve run did: decisions by outcome, attempts by status."""
+
+    decisions: Counter[str] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)
+    dry_run: int = 0
+
+    def add(self, report: PassReport) -> None:
+        self.decisions.update(str(d.get("outcome")) for d in report.decisions)
+        self.actions.update(r.status for r in report.results)
+        self.dry_run += sum(r.dry_run for r in report.results)
+
+
 def did_line(serve: Serve) -> str:
-    tally = serve.controller.tally if serve.controller else None
-    decisions = tally.decisions if tally else {}
-    actions = tally.actions if tally else {}
+    tally = serve.tally
+    decisions, actions = tally.decisions, tally.actions
     parts = [f"{decisions.get('duplicate', 0)} duplicate"]
     if decisions.get("paused"):
         parts.append(f"{decisions['paused']} kept while paused")
     parts.append(f"{serve.broken} broken")
     parts.append(f"{len(serve.failed)} failed inside Holon")
     performed = sum(actions.values())
-    how = [f"{tally.dry_run} dry run"] if tally and tally.dry_run else []
+    how = [f"{tally.dry_run} dry run"] if tally.dry_run else []
     how.append(f"{actions.get('failed', 0)} failed")
     return (
         f"serve: {_plural(serve.events, 'event')} handled ({', '.join(parts)}); "
         f"{_plural(performed, 'action attempt')} ({', '.join(how)})"
     )
-
-
-def _closures(serve: Serve) -> list[tuple[str, ClosureRecord | None]]:
-    found: list[tuple[str, ClosureRecord | None]] = []
-    for record in serve.state.live("closure"):
-        try:
-            found.append((record.key, ClosureRecord.model_validate(record.data)))
-        except ValidationError:
-            found.append((record.key, None))
-    return found
 
 
 def _named(items: list[str]) -> str:
@@ -68,7 +71,7 @@ def exit_line(serve: Serve, code: int) -> str:
             f"exit 0: stopped by a signal{kept if waiting else ''}; the state is saved "
             "(`holon serve status` says what each subject waits on)"
         )
-    closures = _closures(serve)
+    closures = list(serve.closures().items())
     if code == 1:
         if serve.failed:
             return (
@@ -76,9 +79,7 @@ def exit_line(serve: Serve, code: int) -> str:
                 "(see the error log named above)"
             )
         failed = [
-            f"{key}: {one_line(r.detail) if r else 'closure unreadable'}"
-            for key, r in closures
-            if r is None or r.closure_outcome == "failed"
+            f"{key}: {one_line(r.detail)}" for key, r in closures if r.closure_outcome == "failed"
         ]
         return f"exit 1: failed: {_named(failed)}"
     if code == 2 and serve.kept_while_paused():
@@ -93,18 +94,18 @@ def exit_line(serve: Serve, code: int) -> str:
         human = [
             f"{key} ({r.lifecycle_outcome}: {one_line(r.detail)})"
             for key, r in closures
-            if r and r.waiting_reason == "awaiting_operator_input"
+            if r.waiting_reason == "awaiting_operator_input"
         ]
         return f"exit 2: waiting on the operator: {_named(human)}"
     if code == 3:
         open_ = [
             f"{key} ({r.waiting_reason or r.closure_outcome})"
             for key, r in closures
-            if r and r.closure_outcome in ("waiting", "continuable")
+            if r.closure_outcome in ("waiting", "continuable")
         ]
         return f"exit 3: not finished, nobody needs to act: {_named(open_) or 'work is running'}"
     if not closures:
-        return "exit 0: nothing to close: no subject has work on record"
+        return "exit 0: nothing to close: no subject this run handled has work on record"
     return f"exit 0: {_plural(len(closures), 'subject')} finished"
 
 

@@ -29,11 +29,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from holon import jsonio
-from holon.closure.agent import summarize_agent
+from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
-from holon.controller.loop import Controller, CrashPoint, Journals, no_crash
+from holon.controller.journals import Journals
+from holon.controller.loop import Controller
+from holon.controller.parts import CrashPoint, no_crash
+from holon.controller.pass_report import PassReport
 from holon.controller.policy import load_policy
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
@@ -43,6 +46,8 @@ from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.serve.inbox import Inbox, Taken
+from holon.serve.report import Tally
+from holon.serve.runs import runs_dir_of
 from holon.skills.catalog import SkillCatalog, default_catalog
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
@@ -53,6 +58,7 @@ from holon.validation import describe_validation_error
 class ServeOptions:
     state_dir: Path
     workspace: Path | None = None
+    runs_dir: Path | None = None  # skill-run outputs; None: `<state-dir>.runs` beside it
     replay: list[Path] = field(default_factory=list)
     listen: tuple[str, int] | None = None
     secrets: list[str] = field(default_factory=list)
@@ -142,11 +148,18 @@ class Serve:
         self.events = 0
         self.broken = 0
         self.failed: list[str] = []  # events whose handling failed inside Holon
+        self.tally = Tally()
+        # The subjects this run's passes settled, with their latest closure (None: no work on
+        # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
+        # receiver serving for months does not hold every subject it ever saw.
+        self.answered: dict[str, ClosureRecord | None] = {}
+        self._answers = options.once or not (options.listening or options.tick_interval is not None)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
         options = self.options
         policy = load_policy(options.policy)  # fail on a bad policy before touching anything
+        runs_dir = runs_dir_of(options.state_dir, options.runs_dir)
         replay = _replay_paths(options.replay)
         self._replay_files = replay
         self.store.acquire()
@@ -175,7 +188,7 @@ class Serve:
         if not options.dry_run and (options.agent or options.image):
             run_skill = RunSkillHandler(
                 workspace=options.workspace or Path.cwd(),
-                output_root=options.state_dir / "runs",
+                output_root=runs_dir,
                 clock=self.clock,
                 runtime=options.runtime,
                 agent=options.agent,
@@ -196,11 +209,12 @@ class Serve:
             idempotent_runs=options.dry_run,
             executed=executed,
             crashpoint=self.crashpoint,
+            mention=options.mention,
         )
-        self.controller.recover()
+        self._account(self.controller.recover())
         if not self.controller.paused and self.controller.kept():
             # `holon serve resume` on a stopped serve leaves its kept events for this start.
-            self.controller.resume(by="serve start")
+            self._account(*self.controller.resume(by="serve start"))
         self.checkpoint()
         return self.controller
 
@@ -258,7 +272,7 @@ class Serve:
             if name == "pause":
                 self.controller.pause(by, str(command.get("reason") or ""))
             elif name == "resume":
-                self.controller.resume(by)
+                self._account(*self.controller.resume(by))
         if commands:
             self.checkpoint()
 
@@ -273,7 +287,7 @@ class Serve:
         assert self.controller is not None
         self.events += 1
         try:
-            self.controller.handle(env)
+            self._account(self.controller.handle(env))
         except Exception as exc:
             # A bug in Holon, not in the event: journal it, keep the traceback, go on.
             log = log_traceback(exc)
@@ -286,6 +300,12 @@ class Serve:
             self.report(f"holon serve: {error}")
         self._since_checkpoint += 1
         self._checkpoint_if_due()
+
+    def _account(self, *reports: PassReport) -> None:
+        for report in reports:
+            self.tally.add(report)
+            if self._answers:
+                self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
     def drain_inbox(self, timeout: float = 0) -> None:
         """Handle accepted deliveries in order, waiting up to `timeout` for the first."""
@@ -333,27 +353,20 @@ class Serve:
             return 0
         return len(self.controller.kept())
 
+    def closures(self) -> dict[str, ClosureRecord]:
+        """The closure of every subject this run settled that has one (docs/serve.md)."""
+        return {s: c for s, c in self.answered.items() if c is not None}
+
     def exit_code(self) -> int:
-        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished.
-        An event Holon failed to handle is a failure too: its work was never decided."""
+        """`serve --once` exits (docs/closure.md): 0 done, 1 failed, 2 human, 3 not finished,
+        for the subjects this run's passes settled, the most severe of their closures; never
+        for older subjects in the state. An event Holon failed to handle is a failure too: its
+        work was never decided."""
         if self.failed:
             return 1
         if self.kept_while_paused():
             return 2  # nothing is decided until the operator resumes
-        closures = []
-        for record in self.state.live("closure"):
-            try:
-                closures.append(ClosureRecord.model_validate(record.data).closure())
-            except ValidationError:
-                return 1  # a closure this build cannot read (restored state) is never success
-        summary = summarize_agent(closures)
-        if summary.state == "failed":
-            return 1
-        if "awaiting_operator_input" in summary.waiting_reasons:
-            return 2
-        if summary.state in ("waiting", "continuable", "active"):
-            return 3
-        return 0
+        return worst_exit(c.exit_code for c in self.closures().values())
 
 
 def install_signal_handlers(serve: Serve) -> None:

@@ -145,9 +145,9 @@ def test_a_new_run_replaces_the_previous_runs_question(tmp_path: Path) -> None:
     assert _closure(ctl, "issue:6").lifecycle_outcome == "askuserQuestion"
     _later(ctl)
     # The operator answered; the next run completes.
-    assert isinstance(ctl.executor.handlers["run_skill"], RunSkillHandler)
+    assert isinstance(ctl.parts.executor.handlers["run_skill"], RunSkillHandler)
     (tmp_path / "second").mkdir()
-    ctl.executor.handlers["run_skill"].agent = python_agent(tmp_path / "second", SUCCESS)
+    ctl.parts.executor.handlers["run_skill"].agent = python_agent(tmp_path / "second", SUCCESS)
     ctl.handle(comment_event("/holon solve use SQLite", number=6, comment_id=2))
     assert _closure(ctl, "issue:6").lifecycle_outcome == "finished"
 
@@ -157,7 +157,7 @@ def test_a_unit_without_evidence_drops_the_previous_units_closure(tmp_path: Path
     ctl.handle(comment_event("/holon help", number=7, comment_id=1))
     assert _closure(ctl, "issue:7").closure_outcome == "failed"
     _later(ctl)
-    ctl.executor = build_executor(dry_run=True, clock=ctl.clock, run_skill=None)
+    ctl.parts.executor = build_executor(dry_run=True, clock=ctl.clock, run_skill=None)
     ctl.handle(comment_event("/holon help", number=7, comment_id=2))  # a usage comment, journaled
     assert ctl.state.get("closure", "issue:7") is None
 
@@ -219,7 +219,7 @@ def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
     assert stopped.detail == "stopped by Codertocat (stop_command)"  # who, not just "the user"
     _later(ctl)
     (tmp_path / "second").mkdir()
-    handler = ctl.executor.handlers["run_skill"]
+    handler = ctl.parts.executor.handlers["run_skill"]
     assert isinstance(handler, RunSkillHandler)
     handler.agent = python_agent(tmp_path / "second", SUCCESS)
     ctl.handle(comment_event("/holon solve", number=8, comment_id=3))

@@ -59,7 +59,7 @@ def test_write_points_call_the_injected_crash_hook_not_the_environment(
     monkeypatch.setenv(CRASH_ENV, "after_effect_before_journal")
     ctl = make_controller(tmp_path)
     seen: list[str] = []
-    ctl.crashpoint = seen.append
+    ctl.parts.crashpoint = seen.append
     ctl.handle(comment_event("/holon solve"))
     assert seen[:2] == ["after_effect_before_journal", "after_journal_before_state"]
     assert crash_hook({})("after_effect_before_journal") is None  # no variable: nothing happens
@@ -133,7 +133,7 @@ def test_budget(tmp_path: Path) -> None:
             return Decision(self.name, "three labels", None, proposals)
 
     ctl = make_controller(tmp_path, "version: 1\nsettings: {budget: 2}\nrules: []\n")
-    ctl.decider = Greedy()
+    ctl.parts.decider = Greedy()
     ctl.handle(comment_event("/holon solve"))
     (decision,) = decisions(ctl)
     assert decision["decider"] == "greedy"
@@ -152,7 +152,7 @@ def test_rejected_proposal_is_journaled_not_executed(tmp_path: Path) -> None:
             return Decision(self.name, "x", None, [Proposal("rm_rf", target, {}, "oops")])
 
     ctl = make_controller(tmp_path)
-    ctl.decider = Wild()
+    ctl.parts.decider = Wild()
     ctl.handle(comment_event("/holon solve"))
     (decision,) = decisions(ctl)
     assert decision["rejected"] == [
@@ -169,7 +169,12 @@ def test_resume_expires_stale_events(tmp_path: Path) -> None:
     ctl.handle(comment_event("/holon solve", comment_id=1))
     clock.now += timedelta(hours=25)
     ctl.handle(comment_event("/holon solve", number=4, comment_id=2))
-    assert ctl.resume("me") == [comment_event("/holon solve", number=4, comment_id=2).id]
+    reports = ctl.resume("me")  # one pass a kept event, the expired one too
+    assert [(r.kind, r.event_id) for r in reports] == [
+        ("resumed", comment_event("/holon solve", comment_id=1).id),
+        ("resumed", comment_event("/holon solve", number=4, comment_id=2).id),
+    ]
+    assert [r.intents != [] for r in reports] == [False, True]
     outcomes = [d["outcome"] for d in decisions(ctl)]
     assert outcomes == ["paused", "paused", "expired", "decided"]
 
@@ -211,7 +216,7 @@ def test_tick_expires_stale_inflight_and_fires_timers(tmp_path: Path) -> None:
             },
         )
     )
-    ctl.ledger = type(ctl.ledger)(ctl.state)
+    ctl.loaded.ledger = type(ctl.ledger)(ctl.state)
     clock.now += timedelta(hours=3)
     ctl.handle(tick_envelope(clock.now, None))
     assert ctl.state.get("intent", "act_x").status == "expired"
@@ -226,7 +231,7 @@ def test_failed_action_is_retried_then_closed_as_failed(tmp_path: Path) -> None:
     ctl = make_controller(tmp_path)
     # Without --dry-run and without the GitHub edge, a comment cannot be posted: it must fail
     # loudly after the policy's attempts, never be marked done.
-    ctl.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
+    ctl.parts.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
     ctl.handle(comment_event("/holon help", number=5))
     attempts = [a for a in ctl.journals.actions.read() if a["type"] == "comment"]
     assert [a["attempt"] for a in attempts] == [1, 2]

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from holon.controller.facts import PullFacts
-from holon.controller.loop import Controller, no_crash
+from holon.controller.loop import Controller
+from holon.controller.parts import no_crash
 from holon.executor.executor import build_executor
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.github import normalize
@@ -44,10 +45,10 @@ def _crash_mid_run(point: str) -> None:
 
 def _left_running(ctl: Controller, env: EventEnvelope) -> None:
     """Handle `env` in a process that dies while its run is under way: the run stays inflight."""
-    ctl.crashpoint = _crash_mid_run
+    ctl.parts.crashpoint = _crash_mid_run
     with pytest.raises(Crash):
         ctl.handle(env)
-    ctl.crashpoint = no_crash
+    ctl.parts.crashpoint = no_crash
     assert [r.status for r in ctl.state.live("intent")] == ["inflight"]
 
 
@@ -116,7 +117,7 @@ def test_a_per_sha_skill_runs_again_only_for_a_new_head_sha(tmp_path: Path) -> N
 def test_a_failed_per_sha_run_does_not_suppress_the_next_for_that_sha(tmp_path: Path) -> None:
     ctl = make_controller(tmp_path, pulls={(REPO, NUMBER): HOLON_PR})
     # No agent configured outside a dry run: the run fails.
-    ctl.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
+    ctl.parts.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
     ctl.handle(_review(1))
     assert {r.status for r in ctl.state.live("intent")} == {"failed"}
     _later(ctl, 11)

@@ -23,6 +23,13 @@ FULL: dict[str, Any] = {
     "status": "succeeded",
     "dry_run": False,
     "effect": {"effect": "run_skill", "inputs": {"issue": "1"}, "head_sha": None},
+    "output": {
+        "url": "https://github.com/Codertocat/Hello-World/pull/2",
+        "number": 2,
+        "comment_id": None,
+        "check_run_id": 128620228,
+        "sha": None,
+    },
     "run_id": "act_1-2",
     "run_output_path": "/state/runs/act_1-2",
     "manifest_path": "/state/runs/act_1-2/manifest.json",
@@ -39,6 +46,8 @@ def test_a_result_reads_back_from_its_journal_line_unchanged(tmp_path: Path) -> 
     assert result.at == AT
     assert result.question is not None
     assert result.question.text == "Which database?"
+    assert result.output is not None
+    assert (result.output.number, result.output.check_run_id) == (2, 128620228)
     journal = Journal(tmp_path / "actions.ndjson", fsync=False)
     journal.append(result.model_dump(mode="json"))
     journal.close()
@@ -51,8 +60,9 @@ def test_a_result_reads_back_from_its_journal_line_unchanged(tmp_path: Path) -> 
 def test_a_minimal_result_takes_the_defaults() -> None:
     minimal = {k: FULL[k] for k in ("id", "intent_id", "type", "subject", "attempt", "at")}
     result = ActionResult.model_validate({**minimal, "status": "failed", "error": "no handler"})
-    assert (result.dry_run, result.effect, result.run_id, result.question) == (
+    assert (result.dry_run, result.effect, result.output, result.run_id, result.question) == (
         False,
+        None,
         None,
         None,
         None,
@@ -68,6 +78,8 @@ BAD = {
     "effect_not_an_object": ({"effect": ["merge"]}, "effect"),
     "question_without_text": ({"question": {"id": "q"}}, "question.text"),
     "question_with_extra_field": ({"question": {"id": "q", "text": "?", "x": 1}}, "question.x"),
+    "output_with_unknown_field": ({"output": {"html": "x"}}, "output.html"),
+    "output_number_not_a_number": ({"output": {"number": "two"}}, "output.number"),
 }
 
 

@@ -332,7 +332,7 @@ def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_p
     wait = {"subject": "issue:8", "on": "timer", "until": until}
     for kind, key, status, data in [("wait", "w1", "live", wait)]:
         ctl.state.put(_state([(kind, key, status, data)]).get(kind, key))
-    ctl.ledger = type(ctl.ledger)(ctl.state)
+    ctl.loaded.ledger = type(ctl.ledger)(ctl.state)
     ctl.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
     ctl.handle(tick_envelope(ctl.clock(), None))
     (decision,) = ctl.journals.decisions.read()
@@ -350,12 +350,12 @@ def test_tick_over_a_damaged_timer_wait_keeps_the_loop_running(until: Any, tmp_p
     ],
     ids=["empty", "partial", "unknown_outcome", "waiting_without_reason"],
 )
-def test_serve_once_over_a_damaged_closure_record_fails_not_crashes(
+def test_serve_once_over_a_damaged_closure_record_neither_crashes_nor_trusts_it(
     data: dict[str, Any], tmp_path: Path
 ) -> None:
     import subprocess
 
-    from tests.serve.conftest import holon_argv, serve_env
+    from tests.serve.conftest import EXAMPLE, holon_argv, serve_env
 
     state = tmp_path / "state"
     state.mkdir()
@@ -367,4 +367,17 @@ def test_serve_once_over_a_damaged_closure_record_fails_not_crashes(
     empty.write_text("")
     argv = holon_argv("serve", "--state-dir", str(state), "--replay", str(empty), "--once")
     done = subprocess.run(argv, env=serve_env(), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1, done.stderr  # failed: never 0 (success), never 70
+    # The run handled nothing, so the record is not its answer (never 70 either).
+    assert done.returncode == 0, done.stderr
+    assert "exit 0: nothing to close" in done.stdout
+    # A run that handles issue 1 derives its closure again: the damaged record never counts.
+    solve = tmp_path / "solve.ndjson"
+    solve.write_text((EXAMPLE / "replay.ndjson").read_text().splitlines()[0] + "\n")
+    argv = holon_argv(
+        "serve", "--state-dir", str(state), "--replay", str(solve), "--once", "--dry-run",
+        "--facts", str(EXAMPLE / "facts.json"),
+    )  # fmt: skip
+    done = subprocess.run(argv, env=serve_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr  # the dry run is work still to do
+    stored = json.loads((state / "state.json").read_text())["records"]["closure:issue:1"]
+    assert stored["data"]["closure_outcome"] == "continuable"

@@ -82,16 +82,18 @@ def test_skill_run_is_never_run_twice(tmp_path: Path, point: str) -> None:
     agent_file.write_text(AGENT)
     agent = ["--workspace", str(workspace), "--agent", f"{sys.executable} {agent_file}"]
     state = tmp_path / "state"
+    outputs = tmp_path / "state.runs"  # the default: beside the state directory, never in it
     first = _serve(state, *agent, crash=point)
     assert first.returncode == -signal.SIGKILL
-    runs_before = sorted(p.name for p in (state / "runs").iterdir())
+    runs_before = sorted(p.name for p in outputs.iterdir())
     assert len(runs_before) == 1
     second = _serve(state, *agent)
     assert second.returncode in (1, 2, 3), second.stderr
-    runs = sorted(p.name for p in (state / "runs").iterdir())
+    runs = sorted(p.name for p in outputs.iterdir())
     # The first run's output was recovered, not re-run: its directory holds one run record.
     assert runs_before[0] in runs
-    assert (state / "runs" / runs_before[0] / "run.json").is_file()
+    assert (outputs / runs_before[0] / "run.json").is_file()
+    assert not list(state.rglob("run.json"))
     actions = _lines(state / "actions.ndjson")
     run_actions = [a for a in actions if a["type"] == "run_skill"]
     assert len({a["id"] for a in run_actions}) == len(run_actions)

@@ -1,0 +1,86 @@
+"""Performing an intent: recorded inflight first, attempted until it succeeds or the policy's
+attempts are spent, each attempt journaled, then settled in the state.
+
+The inflight record comes before the effect and the settlement after its journal line, so a
+crash between the two is reconciled on the next start (`recovery.py`) instead of being lost or
+repeated: an attempt already in the actions journal is taken from it, never performed again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from holon.controller.pass_report import Pass
+from holon.executor.result import ActionResult
+from holon.gateway.envelope import EventEnvelope
+from holon.intent import ActionIntent
+
+# What a settled intent keeps of its result: what views and closure evidence read. The full
+# intent and result are in the journals, and the state must stay small.
+KEPT_RESULT = {
+    "status",
+    "dry_run",
+    "output",
+    "run_id",
+    "run_status",
+    "run_outcome",
+    "question",
+    "error",
+    "run_output_path",
+}
+
+
+def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
+    data = {
+        "intent": intent.model_dump(mode="json"),
+        "type": intent.type,
+        "subject": intent.target.subject(),
+        "skill": intent.args.get("skill"),
+        "head_sha": intent.args.get("head_sha"),
+        "automatic": env.command is None,
+        # Which event decided it, and when: what the subject's current unit of work is
+        # measured from (ledger.current_unit).
+        "event_id": intent.event_id,
+        "decided_at": intent.created_at.isoformat(),
+        "attempts": 0,
+        "result": None,
+    }
+    record = p.put("intent", intent.id, "inflight", data)
+    p.ledger.track_intent(record)
+    if intent.type == "run_skill" and not p.parts.idempotent_runs:
+        p.parts.checkpoint()  # the inflight record must be durable before the effect starts
+    attempt(p, intent, data)
+
+
+def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
+    """Attempt `intent` until it succeeds or the policy's attempts are spent; an attempt
+    already journaled is taken from the journal instead of being performed again."""
+    parts, executed = p.parts, p.loaded.executed
+    result = executed.get(intent.id)
+    first = 1 if result is None else result.attempt + 1
+    if result is None or result.status == "failed":
+        for number in range(first, parts.policy.settings.max_attempts + 1):
+            result = parts.executor.execute(intent, number)
+            parts.crashpoint("after_effect_before_journal")
+            parts.journals.actions.append(result.model_dump(mode="json"))
+            executed[intent.id] = result
+            p.results.append(result)
+            parts.crashpoint("after_journal_before_state")
+            if result.status == "succeeded":
+                break
+    assert result is not None
+    settle(p, intent, data, result)
+
+
+def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionResult) -> None:
+    kept = {k: v for k, v in data.items() if k != "intent"}
+    summary = result.model_dump(mode="json", include=KEPT_RESULT, exclude_defaults=True)
+    data = {**kept, "attempts": result.attempt, "result": summary}
+    p.put("intent", intent.id, result.status, data)
+    p.intents.append(intent)
+    if intent.type == "wait" and result.status == "succeeded":
+        wait = p.put("wait", intent.id, "live", {**dict(intent.args), "subject": data["subject"]})
+        p.ledger.track_wait(wait)
+
+
+__all__ = ["KEPT_RESULT", "attempt", "perform", "settle"]

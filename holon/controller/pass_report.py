@@ -1,0 +1,113 @@
+"""What one pass did (`PassReport`), and the pass under way that builds it (`Pass`).
+
+The report answers for the subjects the pass settled the closure of, and for nothing else: its
+exit code and job conclusion are the most severe row of the closure table among those subjects'
+closures (`mapping.worst_exit`), 0 and success when it settled none (a duplicate, an event no
+rule acts on). A pass that kept its event while paused exits 2: nothing is decided until the
+operator resumes. Older subjects in the state never decide a later pass's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from holon.closure.mapping import (
+    EXIT_HUMAN,
+    JobConclusion,
+    job_conclusion_of,
+    worst_exit,
+)
+from holon.closure.record import ClosureRecord
+from holon.controller.ledger import StateLedger
+from holon.controller.parts import LoadedState, Parts
+from holon.executor.result import ActionResult
+from holon.intent import ActionIntent
+from holon.state.model import Record, RecordKind, ServeState
+
+PassKind = Literal["event", "resumed", "recovery"]
+
+
+class PassReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: PassKind = Field(
+        description="event: one event handled; resumed: a kept event decided on resume; "
+        "recovery: intents found inflight at start."
+    )
+    event_id: str | None = Field(description="The event; None for the recovery pass.")
+    kept: bool = Field(default=False, description="Kept while paused: nothing was decided.")
+    subjects: list[str] = Field(description="Subjects whose closure the pass settled, in order.")
+    decisions: list[dict[str, Any]] = Field(description="The decision entries it journaled.")
+    intents: list[ActionIntent] = Field(description="The intents it performed or settled.")
+    results: list[ActionResult] = Field(description="Every attempt it performed, in order.")
+    closures: dict[str, ClosureRecord] = Field(
+        description="The closure of each of its subjects that has one (a unit without "
+        "evidence has none)."
+    )
+    exit_code: int = Field(description="The most severe closure table row of its subjects.")
+    job_conclusion: JobConclusion
+
+
+@dataclass
+class Pass:
+    """One pass at work: what it was given, and what it did so far."""
+
+    parts: Parts
+    loaded: LoadedState
+    kind: PassKind
+    event_id: str | None
+    kept: bool = False
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    intents: list[ActionIntent] = field(default_factory=list)
+    results: list[ActionResult] = field(default_factory=list)
+    # Every subject settled, in order; None where the unit left no evidence (no closure).
+    closures: dict[str, ClosureRecord | None] = field(default_factory=dict)
+
+    @property
+    def state(self) -> ServeState:
+        return self.loaded.state
+
+    @property
+    def ledger(self) -> StateLedger:
+        return self.loaded.ledger
+
+    def put(self, kind: RecordKind, key: str, status: str, data: dict[str, Any]) -> Record:
+        record = Record(
+            kind=kind,
+            key=key,
+            status=status,
+            updated_at=self.parts.clock(),
+            writer=self.parts.writer,
+            data=data,
+        )
+        self.state.put(record)
+        return record
+
+    def delete(self, kind: RecordKind, key: str) -> None:
+        self.state.delete(kind, key, at=self.parts.clock(), writer=self.parts.writer)
+
+    def journal(self, entry: dict[str, Any]) -> None:
+        self.parts.journals.decisions.append(entry)
+        self.decisions.append(entry)
+
+    def report(self) -> PassReport:
+        closures = {s: c for s, c in self.closures.items() if c is not None}
+        code = EXIT_HUMAN if self.kept else worst_exit(c.exit_code for c in closures.values())
+        return PassReport(
+            kind=self.kind,
+            event_id=self.event_id,
+            kept=self.kept,
+            subjects=list(self.closures),
+            decisions=self.decisions,
+            intents=self.intents,
+            results=self.results,
+            closures=closures,
+            exit_code=code,
+            job_conclusion=job_conclusion_of(code),
+        )
+
+
+__all__ = ["Pass", "PassKind", "PassReport"]

@@ -1,0 +1,121 @@
+"""One pass: an event in, a `PassReport` out. The controller's loop, read top to bottom here.
+
+`run_pass(envelope, loaded, parts)` observes, decides, guards, acts, records and feeds back
+(RFC-0004 section 7): journal the event; drop it if its dedupe key was seen; keep it if paused;
+otherwise decide (the injected decider), guard (`guarding.py`), follow a stop or restart
+(`stops.py`), journal the decision, perform each intent (`attempts.py`), and settle the closure of
+every subject the pass touched (`settlement.py`). A timer tick re-checks waits instead
+(`ticks.py`). `resume` decides the kept events, one pass each; `recovery.recover` reconciles what
+a previous process left inflight. Nothing here does I/O but through the injected parts.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from holon.controller.attempts import perform
+from holon.controller.decide import target_of
+from holon.controller.guarding import judge
+from holon.controller.journals import decision_entry, event_entry, journal_decision
+from holon.controller.parts import LoadedState, Parts
+from holon.controller.pass_report import Pass, PassReport
+from holon.controller.pause import (
+    KEPT,
+    expired,
+    is_paused,
+    keep,
+    kept_events,
+    pause_record,
+    read_kept,
+)
+from holon.controller.settlement import settle_closures
+from holon.controller.stops import follow_commands
+from holon.controller.ticks import recheck
+from holon.controller.view import ControllerView
+from holon.errors import InvalidInput
+from holon.gateway.envelope import EventEnvelope
+from holon.state.model import Record
+
+
+def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassReport:
+    """Handle one event against the loaded state; the report says what it did and how the
+    subjects it touched now close."""
+    p = Pass(parts, loaded, "event", env.id)
+    parts.journals.events.append(event_entry(env, parts.clock()))
+    state = loaded.state
+    if state.get("dedupe", env.dedupe_key) is not None:
+        journal_decision(p, env, "duplicate", f"{env.dedupe_key} was already processed")
+        return p.report()
+    # No payload: the journal has the event; the state only has to remember the key.
+    p.put("dedupe", env.dedupe_key, "seen", {})
+    p.put("meta", "last_event", "live", {"id": env.id, "type": env.type, "at": env.at.isoformat()})
+    if is_paused(state):
+        keep(p, env)
+        return p.report()
+    decide_and_act(p, env)
+    return p.report()
+
+
+def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
+    subject = target_of(env).subject()
+    view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
+    decision = p.parts.decider.decide(env, view)
+    if decision.special == "recheck":
+        recheck(p, env, decision)
+        return
+    verdict = judge(p, env, decision)
+    follow_commands(p, env, decision, verdict)
+    performed = verdict.performed
+    journal_decision(
+        p,
+        env,
+        "decided",
+        decision.rationale,
+        decision,
+        performed,
+        verdict.refused,
+        verdict.rejected,
+        suffix,
+    )
+    for intent in performed:
+        perform(p, intent, env)
+    # The event's subject, and those its intents act on (a failed check's fix acts on its PR).
+    settle_closures(p, [subject, *(i.target.subject() for i in performed)])
+
+
+def resume(loaded: LoadedState, parts: Parts, by: str) -> list[PassReport]:
+    """Unpause and decide the kept events in the order they were kept, one pass each."""
+    state = loaded.state
+    state.put(pause_record(paused=False, by=by, reason="", at=parts.clock(), writer=parts.writer))
+    return [_resume_one(loaded, parts, record) for record in kept_events(state)]
+
+
+def _resume_one(loaded: LoadedState, parts: Parts, record: Record) -> PassReport:
+    event_id = record.key.removeprefix(KEPT)
+    p = Pass(parts, loaded, "resumed", event_id)
+    p.delete("meta", record.key)
+    try:
+        env = read_kept(record, parts.mention)
+    except (InvalidInput, ValidationError) as exc:
+        # Never decided on what the stored record claims: refused, and the journal says why.
+        p.journal(
+            decision_entry(
+                entry_id=f"dec:{event_id}:resumed",
+                event_id=event_id,
+                type_=str(record.data.get("type") or "unknown"),
+                subject="unknown",
+                at=parts.clock(),
+                outcome="refused",
+                rationale=f"kept event not decided: {exc}",
+            )
+        )
+        return p.report()
+    if expired(record, parts.clock(), parts.policy):
+        reason = "kept while paused longer than the policy allows"
+        journal_decision(p, env, "expired", reason, suffix=":resumed")
+        return p.report()
+    decide_and_act(p, env, suffix=":resumed")
+    return p.report()
+
+
+__all__ = ["decide_and_act", "resume", "run_pass"]
