@@ -100,8 +100,12 @@ def guard(
     for intent in intents:
         subject = intent.target.subject()
         reason: tuple[str, str] | None = None
+        home, there = env.scope.repo, intent.target.repo
         if problem is not None:
             reason = ("authority", problem)
+        elif home is not None and there is not None and there.lower() != home.lower():
+            # An event acts on its own repository only, whoever proposed otherwise.
+            reason = ("repository", f"{there} is another repository than the event's ({home})")
         elif intent.type == "run_skill":
             skill = str(intent.args["skill"])
             sha = intent.args.get("head_sha")

@@ -19,7 +19,7 @@ class Handler(Protocol):
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult: ...
 
 
-def _result(
+def result_of(
     intent: ActionIntent, attempt: int, now: datetime, status: str, **fields: Any
 ) -> ActionResult:
     return ActionResult(
@@ -51,7 +51,7 @@ class DryRunHandler:
         self.clock = clock
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
-        return _result(
+        return result_of(
             intent, attempt, self.clock(), "succeeded", dry_run=True, effect=describe_effect(intent)
         )
 
@@ -63,7 +63,7 @@ class InternalHandler:
         self.clock = clock
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
-        return _result(intent, attempt, self.clock(), "succeeded", effect=describe_effect(intent))
+        return result_of(intent, attempt, self.clock(), "succeeded", effect=describe_effect(intent))
 
 
 class NotConfiguredHandler:
@@ -72,7 +72,7 @@ class NotConfiguredHandler:
         self.why = why
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
-        return _result(intent, attempt, self.clock(), "failed", error=self.why)
+        return result_of(intent, attempt, self.clock(), "failed", error=self.why)
 
 
 class RunSkillHandler:
@@ -138,7 +138,7 @@ class RunSkillHandler:
                 )
             )
         except HolonError as exc:
-            return _result(intent, attempt, self.clock(), "failed", error=str(exc))
+            return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
         return self._from_record(intent, attempt, result)
 
     def _recovered(self, intent: ActionIntent, attempt: int, output: Path) -> ActionResult:
@@ -150,7 +150,7 @@ class RunSkillHandler:
         try:
             result = RunResult.model_validate_json(record.read_bytes())
         except (OSError, ValidationError):
-            return _result(
+            return result_of(
                 intent,
                 attempt,
                 self.clock(),
@@ -171,7 +171,7 @@ class RunSkillHandler:
         question = None
         if result.outcome == "needs_human" and asked is not None:
             question = Question(id=asked.id, text=asked.text)
-        return _result(
+        return result_of(
             intent,
             attempt,
             self.clock(),

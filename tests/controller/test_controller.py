@@ -308,3 +308,33 @@ def test_holon_label_authority_is_the_labellers(
     else:
         assert [(r["guard"], r["reason"]) for r in decision["refused"]] == [("authority", refusal)]
         assert all(i["type"] == "comment" for i in decision["intents"])  # the polite refusal
+
+
+def test_a_target_in_another_repository_is_refused(tmp_path: Path) -> None:
+    from holon.controller.decide import Decision, Proposal
+
+    class Elsewhere:
+        name = "elsewhere"
+
+        def decide(self, envelope: Any, view: Any) -> Decision:
+            there = Target(repo="attacker/other", kind="issue", id="1")
+            here = Target(repo=REPO, kind="issue", id="1")
+            return Decision(
+                self.name,
+                "x",
+                None,
+                [
+                    Proposal("label", there, {"label": "x"}, "elsewhere"),
+                    Proposal("label", here, {"label": "x"}, "here"),
+                ],
+            )
+
+    ctl = make_controller(tmp_path)
+    ctl.parts.decider = Elsewhere()
+    ctl.handle(comment_event("/holon solve"))
+    (decision,) = decisions(ctl)
+    assert [(r["guard"], r["reason"]) for r in decision["refused"]] == [
+        ("repository", f"attacker/other is another repository than the event's ({REPO})")
+    ]
+    assert [i["target"] for i in decision["intents"]] == ["issue:1"]
+    assert [a["effect"]["repo"] for a in ctl.journals.actions.read()] == [REPO]

@@ -69,7 +69,10 @@ def test_github_effects_outside_a_dry_run_fail_saying_they_are_not_configured(ty
     act = intent(type_)
     result = build_executor(dry_run=False, clock=clock, run_skill=None).execute(act, 1)
     assert (result.status, result.dry_run, result.effect) == ("failed", False, None)
-    assert result.error == "GitHub effects are not configured in this build; run with --dry-run"
+    assert (
+        result.error
+        == "GitHub effects need GITHUB_TOKEN (and the repository); or run with --dry-run"
+    )
 
 
 def test_a_skill_run_without_an_agent_fails_saying_how_to_configure_one() -> None:
