@@ -199,12 +199,20 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
+    from holon.serve.edge import WaitForward, github_edge, wants_github
+
+    edge = None
+    waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
+    if wants_github(os.environ, dry_run=args.dry_run):
+        edge = github_edge(os.environ, args.repo, clock=lambda: datetime.now(UTC), on_wait=waits)
     serve = Serve(
         options,
         facts=_facts(args.facts),
         crashpoint=crash_hook(os.environ),
         report=_print_error,
+        github=edge.handler if edge else None,
     )
+    waits.to = serve.journal_wait
     serve.open()
     install_signal_handlers(serve)
     listener = None

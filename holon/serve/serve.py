@@ -41,10 +41,11 @@ from holon.controller.policy import load_policy
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
-from holon.executor.handlers import RunSkillHandler
+from holon.executor.handlers import Handler, RunSkillHandler
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.github.retry import Wait
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
@@ -130,8 +131,10 @@ class Serve:
         catalog: SkillCatalog | None = None,
         crashpoint: CrashPoint = no_crash,
         report: Callable[[str], None] = lambda line: None,
+        github: Handler | None = None,
     ) -> None:
         self.options = options
+        self.github = github  # GitHub effects performed for real (None: offline)
         self.crashpoint = crashpoint
         self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
@@ -198,7 +201,9 @@ class Serve:
         self.controller = Controller(
             state=self.state,
             journals=journals,
-            executor=build_executor(dry_run=options.dry_run, clock=self.clock, run_skill=run_skill),
+            executor=build_executor(
+                dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github
+            ),
             decider=PolicyDecider(policy, self._facts),
             facts=self._facts,
             policy=policy,
@@ -275,6 +280,14 @@ class Serve:
                 self._account(*self.controller.resume(by))
         if commands:
             self.checkpoint()
+
+    def journal_wait(self, wait: Wait) -> None:
+        """A wait the GitHub client sat through (a rate limit): journaled and said, never silent."""
+        line = f"GitHub: waited {wait.seconds:.1f}s before {wait.method} {wait.path}: {wait.reason}"
+        self.report(f"holon serve: {line}")
+        if self.controller is not None:
+            entry = {"id": f"wait:{uuid.uuid4().hex}", "at": self.clock().isoformat(), "wait": line}
+            self.controller.journals.events.append(entry)
 
     def _journal_broken(self, entry_id: str, error: str) -> None:
         assert self.controller is not None

@@ -1,0 +1,73 @@
+"""`holon serve` acting on GitHub for real (a token set, no --dry-run), as its own process,
+against the loopback GitHub: the usage reply is one comment by Holon, edited on a redelivery."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.gateway.conftest import example
+from tests.serve.conftest import holon_argv, serve_env
+
+REPO = "octocat/Hello-World"
+TOKEN = "ghs_" + "f" * 36  # the github_server fixture's token
+HOLON = "github-actions[bot]"
+
+
+def _help_comment(comment_id: int, repo: str = REPO) -> dict[str, Any]:
+    payload = example("issue_comment", "created")
+    payload["comment"].update(id=comment_id, body="/holon help", author_association="OWNER")
+    payload["repository"]["full_name"] = repo
+    payload["issue"]["number"] = 1
+    return {"event": "issue_comment", "delivery": f"d-{comment_id}", "payload": payload}
+
+
+def _serve(server: Any, state: Path, lines: list[dict[str, Any]], *extra: str) -> Any:
+    replay = state.parent / f"{state.name}-replay.ndjson"
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = serve_env(
+        GITHUB_TOKEN=TOKEN,
+        GITHUB_API_URL=server.url,
+        HOLON_GITHUB_LOGIN=HOLON,
+        HOLON_GITHUB_WRITE_SPACING="0",
+    )
+    argv = holon_argv("serve", "--state-dir", str(state), "--replay", str(replay), "--once")
+    return subprocess.run([*argv, *extra], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_serve_with_a_token_comments_once_and_edits_on_redelivery(
+    github_server: Any, tmp_path: Path
+) -> None:
+    github_server.state.repos[REPO].add_issue("Bug")
+    first = _serve(github_server, tmp_path / "s", [_help_comment(1)], "--repo", REPO)
+    assert first.returncode == 0, first.stderr
+    # A second /holon help on the same issue: the same usage comment, edited in place.
+    again = _serve(github_server, tmp_path / "s", [_help_comment(2)], "--repo", REPO)
+    assert again.returncode == 0, again.stderr
+    comments = list(github_server.state.repos[REPO].comments.values())
+    assert [(c.issue, c.user) for c in comments] == [(1, HOLON)]
+    assert github_server.count("issues/create-comment") == 1
+    assert TOKEN not in first.stdout + first.stderr + again.stdout + again.stderr
+    journals = "".join(p.read_text() for p in (tmp_path / "s").glob("*.ndjson"))
+    assert TOKEN not in journals
+    actions = [json.loads(x) for x in (tmp_path / "s" / "actions.ndjson").read_text().splitlines()]
+    assert actions[0]["output"]["comment_id"] == comments[0].id
+
+
+def test_serve_with_a_token_needs_the_repository(github_server: Any, tmp_path: Path) -> None:
+    run = _serve(github_server, tmp_path / "s", [_help_comment(1)])
+    assert run.returncode == 64
+    assert run.stderr.strip().endswith("(or set GITHUB_REPOSITORY)")
+    assert github_server.count() == 0
+
+
+def test_an_event_from_another_repository_acts_nowhere(github_server: Any, tmp_path: Path) -> None:
+    event = _help_comment(1, repo="attacker/elsewhere")
+    run = _serve(github_server, tmp_path / "s", [event], "--repo", REPO)
+    assert run.returncode == 1, run.stderr  # the reply failed: honestly reported
+    actions = [json.loads(x) for x in (tmp_path / "s" / "actions.ndjson").read_text().splitlines()]
+    assert actions
+    assert all("not in the event's" in a["error"] for a in actions), actions
+    assert github_server.count() == 0  # refused before any call
