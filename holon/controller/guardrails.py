@@ -34,12 +34,50 @@ class Refusal:
     reason: str
 
 
+# Events that report something a person (or Holon) wrote: Holon's own never ask it for work.
+WRITTEN = (
+    "github.issue_comment.",
+    "github.pull_request_review.",
+    "github.pull_request_review_comment.",
+    "github.pull_request_review_thread.",
+    "github.commit_comment.",
+    "github.discussion_comment.",
+)
+
+
+def looks_like_bot(login: str, account_type: str | None = None) -> bool:
+    """GitHub says it is a Bot, or the login is an app's (`name[bot]`): never trusted for it."""
+    return account_type == "Bot" or login.casefold().endswith("[bot]")
+
+
+def bot_allowed(login: str, allowed: tuple[str, ...] | list[str]) -> bool:
+    """Only an exact login of `settings.allowed_bots` (GitHub's logins ignore case)."""
+    return any(login.casefold() == name.casefold() for name in allowed)
+
+
+def _commanding(env: EventEnvelope) -> bool:
+    return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
+
+
+def own_event(env: EventEnvelope, facts: RepoFacts) -> bool:
+    """Holon's own comment, review, label or command: it must not loop on what it wrote."""
+    if env.actor is None or not facts.is_holon(env.actor.login):
+        return False
+    return _commanding(env) or env.type.startswith(WRITTEN)
+
+
 def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
+    if own_event(env, facts):
+        return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
     commanding = env.command is not None or env.type.endswith(".labeled")
     if not commanding or env.actor is None:
         return None
     actor = env.actor
+    if actor.is_bot or looks_like_bot(actor.login, actor.type):
+        if bot_allowed(actor.login, policy.settings.allowed_bots):
+            return None  # the operator vouches for it by its exact login
+        return f"{actor.login} is a bot, and settings.allowed_bots does not name it"
     if actor.authority == "owner":
         return None
     if actor.authority == "none":
@@ -101,7 +139,8 @@ def guard(
         subject = intent.target.subject()
         reason: tuple[str, str] | None = None
         if problem is not None:
-            reason = ("authority", problem)
+            # Holon's own events are not refused with a polite comment: that would be one more.
+            reason = ("self" if own_event(env, facts) else "authority", problem)
         elif intent.type == "run_skill":
             skill = str(intent.args["skill"])
             sha = intent.args.get("head_sha")

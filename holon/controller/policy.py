@@ -74,6 +74,8 @@ class Settings(BaseModel):
     expire_after: float = 86400.0
     stale_inflight: float = 7200.0
     holon_label: str = Field(default="holon", min_length=1)
+    # Bots command Holon only when named here by their exact login (`renovate[bot]`).
+    allowed_bots: list[str] = Field(default_factory=list)
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod
