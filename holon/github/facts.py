@@ -90,8 +90,8 @@ class GitHubFacts:
         return None
 
     def reviewer_trusted(self, repo: str, review: Review) -> bool | None:
-        if self.is_holon(review.login):
-            return False
+        if not review.login or self.is_holon(review.login):
+            return False  # a deleted account ("ghost"), or Holon approving its own work
         if review.bot or looks_like_bot(review.login):
             return bot_allowed(review.login, self.allowed_bots)
         authority = authority_of(review.association)

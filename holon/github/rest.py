@@ -58,11 +58,11 @@ class RestAccess:
         items: list[Any] = []
         for page in range(1, MAX_PAGES + 1):
             data = self._get(operation, path, per_page=PER_PAGE, page=page)
-            chunk = data.get(key) if key and isinstance(data, dict) else data
+            chunk = _obj(data).get(key) if key else data
             if not isinstance(chunk, list):
                 raise GitHubError(f"GitHub answered {operation} with something not a list")
             items.extend(chunk)
-            total = data.get("total_count") if key and isinstance(data, dict) else None
+            total = _obj(data).get("total_count") if key else None
             done = len(items) >= total if isinstance(total, int) else len(chunk) < PER_PAGE
             if done or not chunk:
                 return items
@@ -70,45 +70,47 @@ class RestAccess:
 
     def permission(self, repo: str, login: str) -> tuple[str, str | None]:
         path = f"{repo_path(repo)}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
-        data = self._get("repos/get-collaborator-permission-level", path)
-        role = data.get("role_name")
-        return str(data.get("permission") or "none"), role if isinstance(role, str) else None
+        data = _obj(self._get("repos/get-collaborator-permission-level", path))
+        return _text(data.get("permission")), _text(data.get("role_name")) or None
 
     def pull(self, repo: str, number: int) -> Pull:
-        data = self._get("pulls/get", f"{repo_path(repo)}/pulls/{int(number)}")
-        head, base = data.get("head") or {}, data.get("base") or {}
-        head_repo = head.get("repo") if isinstance(head.get("repo"), dict) else None
-        mergeable = data.get("mergeable")
+        data = _obj(self._get("pulls/get", f"{repo_path(repo)}/pulls/{int(number)}"))
+        head, base = _obj(data.get("head")), _obj(data.get("base"))
+        head_repo = _text(_obj(head.get("repo")).get("full_name")) or None
+        mergeable, labels = data.get("mergeable"), data.get("labels")
         return Pull(
-            number=int(data.get("number") or number),
-            state=str(data.get("state") or ""),
+            number=int(number),
+            state=_text(data.get("state")),
             merged=data.get("merged") is True,
-            merge_commit_sha=data.get("merge_commit_sha") or None,
+            merge_commit_sha=_text(data.get("merge_commit_sha")) or None,
             draft=data.get("draft") is True,
-            title=str(data.get("title") or ""),
-            labels=tuple(str(label.get("name")) for label in data.get("labels") or ()),
-            author=str((data.get("user") or {}).get("login") or ""),
-            head_sha=str(head.get("sha") or ""),
-            head_ref=str(head.get("ref") or ""),
-            head_repo=str(head_repo["full_name"]) if head_repo else None,
-            base_ref=str(base.get("ref") or ""),
-            base_repo=str((base.get("repo") or {}).get("full_name") or ""),
+            title=_text(data.get("title")),
+            labels=tuple(_label(label) for label in _list(labels)),
+            author=_text(_obj(data.get("user")).get("login")),
+            head_sha=_text(head.get("sha")),
+            head_ref=_text(head.get("ref")),
+            head_repo=head_repo,
+            base_ref=_text(base.get("ref")),
+            base_repo=_text(_obj(base.get("repo")).get("full_name")),
             mergeable=mergeable if isinstance(mergeable, bool) else None,
         )
 
     def reviews(self, repo: str, number: int) -> list[Review]:
         path = f"{repo_path(repo)}/pulls/{int(number)}/reviews"
-        return [
-            Review(
-                id=int(item.get("id") or 0),
-                login=str((item.get("user") or {}).get("login") or ""),
-                bot=(item.get("user") or {}).get("type") == "Bot",
-                association=item.get("author_association"),
-                state=str(item.get("state") or ""),
-                commit_id=item.get("commit_id"),
+        reviews = []
+        for item in map(_obj, self._pages("pulls/list-reviews", path)):
+            user, ident = _obj(item.get("user")), item.get("id")
+            reviews.append(
+                Review(
+                    id=ident if isinstance(ident, int) else 0,
+                    login=_text(user.get("login")),  # "" for a deleted account
+                    bot=user.get("type") == "Bot",
+                    association=_text(item.get("author_association")) or None,
+                    state=_text(item.get("state")),
+                    commit_id=_text(item.get("commit_id")) or None,
+                )
             )
-            for item in self._pages("pulls/list-reviews", path)
-        ]
+        return reviews
 
     def branch_rules(self, repo: str, branch: str) -> list[dict[str, Any]]:
         path = f"{repo_path(repo)}/rules/branches/{_branch(branch)}"
@@ -116,26 +118,33 @@ class RestAccess:
 
     def check_runs(self, repo: str, sha: str) -> list[CheckRun]:
         path = f"{repo_path(repo)}/commits/{_sha(sha)}/check-runs"
-        return [
-            CheckRun(
-                name=str(run.get("name") or ""),
-                status=str(run.get("status") or ""),
-                conclusion=run.get("conclusion"),
-                app_id=(run.get("app") or {}).get("id"),
-                details_url=run.get("details_url"),
+        runs = []
+        for run in map(_obj, self._pages("checks/list-for-ref", path, key="check_runs")):
+            app = _obj(run.get("app")).get("id")
+            runs.append(
+                CheckRun(
+                    name=_text(run.get("name")),
+                    status=_text(run.get("status")),
+                    conclusion=_text(run.get("conclusion")) or None,
+                    app_id=app if isinstance(app, int) else None,
+                    details_url=_text(run.get("details_url")) or None,
+                )
             )
-            for run in self._pages("checks/list-for-ref", path, key="check_runs")
-        ]
+        return runs
 
     def statuses(self, repo: str, sha: str) -> list[Status]:
         path = f"{repo_path(repo)}/commits/{_sha(sha)}/status"
+        found = self._pages("repos/get-combined-status-for-ref", path, key="statuses")
         return [
-            Status(context=str(s.get("context") or ""), state=str(s.get("state") or ""))
-            for s in self._pages("repos/get-combined-status-for-ref", path, key="statuses")
+            Status(context=_text(s.get("context")), state=_text(s.get("state")))
+            for s in map(_obj, found)
         ]
 
     def default_branch(self, repo: str) -> str:
-        return str(self._get("repos/get", repo_path(repo))["default_branch"])
+        branch = _text(_obj(self._get("repos/get", repo_path(repo))).get("default_branch"))
+        if not branch:
+            raise GitHubError("GitHub answered repos/get without a default branch")
+        return branch
 
     def merge(self, repo: str, number: int, *, sha: str, method: str) -> Merged:
         path = f"{repo_path(repo)}/pulls/{int(number)}/merge"
@@ -143,9 +152,28 @@ class RestAccess:
             _, data = self._requester.requestJsonAndCheck(
                 "PUT", path, input={"sha": _sha(sha), "merge_method": method}
             )
-        data = data if isinstance(data, dict) else {}
+        data = _obj(data)
         return Merged(
             merged=data.get("merged") is True,
-            sha=data.get("sha") or None,
-            message=str(data.get("message") or ""),
+            sha=_text(data.get("sha")) or None,
+            message=_text(data.get("message")),
         )
+
+
+# GitHub's answers are read defensively: a field of an unexpected type is absent, never a crash
+# half-way through a decision (and never a merge).
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _label(value: Any) -> str:
+    # GitHub sends objects; a bare name is read as one rather than missed (a hold label).
+    return value if isinstance(value, str) else _text(_obj(value).get("name"))
