@@ -91,13 +91,18 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
     return None
 
 
-def _merge_problem(intent: ActionIntent, facts: RepoFacts, policy: Policy) -> str | None:
+def _merge_problem(
+    intent: ActionIntent, facts: RepoFacts, policy: Policy, event_repo: str | None
+) -> str | None:
     if not policy.settings.allow_merge:
         return "the policy does not allow merging"
     repo, number = intent.target.repo, intent.target.id
     # The kind, not just a numeric id: an issue or a check suite has a number too.
     if repo is None or intent.target.kind != "pull_request" or not number.isdigit():
         return "merge needs a pull request target"
+    # A decider (a model, one day) must not reach past the repository the event came from.
+    if event_repo is None or repo.casefold() != event_repo.casefold():
+        return "the merge target is not in the event's repository"
     pull = facts.pull(repo, int(number))
     if pull is None:
         return "cannot verify the pull request's approval and checks"
@@ -153,7 +158,7 @@ def guard(
                 if last is not None and now - last < cooldown:
                     reason = ("cooldown", f"{subject} is cooling down until {last + cooldown}")
         elif intent.type == "merge":
-            why = _merge_problem(intent, facts, policy)
+            why = _merge_problem(intent, facts, policy, env.scope.repo)
             reason = ("merge", why) if why else None
         if reason is None and len(accepted) >= budget_left:
             reason = ("budget", f"the per-pass budget of {policy.settings.budget} intents is spent")
