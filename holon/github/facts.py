@@ -50,7 +50,7 @@ class GitHubFacts:
         self.login = login
         self.allowed_bots = tuple(allowed_bots)
         # Check runs of this Actions run (Holon's own job) link to it; they never decide.
-        self._own = f"/actions/runs/{own_run_id}/" if own_run_id else None
+        self.own_run = f"/actions/runs/{own_run_id}/" if own_run_id else None
         self.ttl = ttl
         self.clock = clock
         self._cache: dict[tuple[Any, ...], Any] = {}
@@ -154,7 +154,7 @@ class GitHubFacts:
             return []  # a GitHub Enterprise Server older than rulesets: there are none
 
     def _is_own(self, run: CheckRun) -> bool:
-        return self._own is not None and self._own in (run.details_url or "")
+        return self.own_run is not None and self.own_run in (run.details_url or "")
 
     def checks_green(self, repo: str, sha: str) -> bool | None:
         branch = next(
