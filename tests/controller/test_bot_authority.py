@@ -150,3 +150,16 @@ def test_static_facts_know_holon_by_login() -> None:
     assert facts.is_holon("holon[bot]")
     assert not facts.is_holon("holon")
     assert not StaticFacts().is_holon("anyone")
+
+
+def test_the_holon_label_added_by_holon_asks_nothing(tmp_path: Path) -> None:
+    payload = example("issues", "labeled")
+    payload["label"]["name"] = "holon"
+    payload["sender"].update(login=HOLON, type="Bot")
+    env = normalize("issues", payload, via="replay", received_at=datetime.now(UTC))
+    ctl = make_controller(tmp_path, holon_login=HOLON)  # the built-in policy: label -> solve
+    ctl.handle(env)
+    decision = _only(ctl)
+    assert decision["rule"] == "solve-issue-label"
+    assert [r["guard"] for r in decision["refused"]] == ["self"]
+    assert decision["intents"] == []
