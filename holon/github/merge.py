@@ -18,7 +18,8 @@ In order, cheapest first, each failed check an outcome naming its reason:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from holon.github.errors import Conflict, GitHubError, ServerError
@@ -28,6 +29,7 @@ from holon.github.outcome import EffectOutcome
 METHODS = ("merge", "squash", "rebase")
 HOLD_LABELS = ("hold", "do-not-merge")
 WIP_MARKERS = ("WIP", "Draft:", "[Draft]")
+MERGEABLE_PAUSE = 2.0  # seconds before mergeability is read the second time
 
 
 def wip_marker(title: str, markers: Iterable[str] = WIP_MARKERS) -> str | None:
@@ -58,9 +60,11 @@ def merge_pull(
     event_repo: str | None,
     hold_labels: Iterable[str] = HOLD_LABELS,
     wip_markers: Iterable[str] = WIP_MARKERS,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> EffectOutcome:
     """Merge pull request `number` of `repo` at `sha`, or say why not (see the module doc).
-    Raises `GitHubError` when GitHub fails a read or refuses the merge (401, 403, 422)."""
+    Raises `GitHubError` when GitHub fails a read or refuses the merge (401, 403, 422).
+    `sleep` is for tests: the pause before mergeability is read again."""
     base: dict[str, Any] = {"pull": number, "sha": sha}
     if method not in METHODS:
         return _not("method", f"unknown merge method {method[:20]!r}", base)
@@ -87,7 +91,9 @@ def merge_pull(
         note = f"head moved to {pull.head_sha[:12]}; not merging {sha[:12]}"
         return _not("head_moved", note, base, wait=True)
     if pull.mergeable is None:
-        # GitHub computes mergeability in the background after a push: ask once more.
+        # GitHub computes mergeability in the background after a push: ask once more, after
+        # a moment (a job already waiting for its turn does not mind two seconds).
+        sleep(MERGEABLE_PAUSE)
         pull = facts.read_pull(repo, number, fresh=True)
         if pull.head_sha != sha:
             note = f"head moved to {pull.head_sha[:12]}; not merging {sha[:12]}"

@@ -51,10 +51,15 @@ def ready(repo: Repo) -> Issue:
 
 
 def _merge(
-    server: LoopbackGitHub, issue: Issue, method: str = "squash", **kw: str | None
+    server: LoopbackGitHub,
+    issue: Issue,
+    method: str = "squash",
+    sleep: Callable[[float], None] = lambda seconds: None,
+    **kw: str | None,
 ) -> EffectOutcome:
     options = {"sha": pull_of(issue).head_sha, "event_repo": REPO, **kw}
-    return merge_pull(facts_for(server.url), REPO, issue.number, method=method, **options)  # type: ignore[arg-type]
+    facts = facts_for(server.url)
+    return merge_pull(facts, REPO, issue.number, method=method, sleep=sleep, **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("method", ["merge", "squash", "rebase"])
@@ -209,7 +214,9 @@ def test_mergeability_computed_on_the_second_read(
         return answer
 
     github_server.handle = compute  # type: ignore[method-assign]
-    assert _merge(github_server, ready).performed
+    slept: list[float] = []
+    assert _merge(github_server, ready, sleep=slept.append).performed
+    assert slept == [2.0]  # a moment for GitHub's background job before the second read
     assert github_server.operations() == ["pulls/get", *HAPPY]
 
 

@@ -74,8 +74,12 @@ def _answer(fake: GitHubFake, **overrides: Any) -> None:
     fake.on("repos/get-combined-status-for-ref", body=overrides.get("statuses", _statuses()))
 
 
+def _no_sleep(seconds: float) -> None:
+    del seconds
+
+
 def _merge(facts: GitHubFacts | None = None, **kw: Any) -> Any:
-    options = {"sha": SHA, "method": "squash", "event_repo": REPO, **kw}
+    options = {"sha": SHA, "method": "squash", "event_repo": REPO, "sleep": _no_sleep, **kw}
     return merge_pull(facts or facts_for(API), REPO, NUMBER, **options)
 
 
