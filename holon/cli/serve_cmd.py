@@ -210,7 +210,7 @@ def main(args: argparse.Namespace) -> int:
         facts=_facts(args.facts),
         crashpoint=crash_hook(os.environ),
         report=_print_error,
-        github=edge.handler if edge else None,
+        github=edge.handlers() if edge else None,
     )
     waits.to = serve.journal_wait
     serve.open()

@@ -36,6 +36,10 @@ class RepoFacts(Protocol):
 
     def is_holon_pr(self, repo: str, number: int) -> bool | None: ...
 
+    def is_holon(self, login: str) -> bool:
+        """Whether `login` is Holon's own (what it writes never asks it for work)."""
+        ...
+
 
 @dataclass
 class StaticFacts:
@@ -44,6 +48,7 @@ class StaticFacts:
     permissions: dict[tuple[str, str], Permission] = field(default_factory=dict)
     pulls: dict[tuple[str, int], PullFacts] = field(default_factory=dict)
     green: dict[tuple[str, str], bool] = field(default_factory=dict)
+    holon_login: str | None = None
 
     def permission(self, repo: str, login: str) -> Permission | None:
         return self.permissions.get((repo, login))
@@ -60,3 +65,6 @@ class StaticFacts:
         if pull is None:
             return None
         return pull.same_repo and pull.head_ref.startswith("holon/")
+
+    def is_holon(self, login: str) -> bool:
+        return self.holon_login is not None and login.casefold() == self.holon_login.casefold()

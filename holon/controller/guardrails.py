@@ -34,12 +34,50 @@ class Refusal:
     reason: str
 
 
+# Events that report something a person (or Holon) wrote: Holon's own never ask it for work.
+WRITTEN = (
+    "github.issue_comment.",
+    "github.pull_request_review.",
+    "github.pull_request_review_comment.",
+    "github.pull_request_review_thread.",
+    "github.commit_comment.",
+    "github.discussion_comment.",
+)
+
+
+def looks_like_bot(login: str, account_type: str | None = None) -> bool:
+    """GitHub says it is a Bot, or the login is an app's (`name[bot]`): never trusted for it."""
+    return account_type == "Bot" or login.casefold().endswith("[bot]")
+
+
+def bot_allowed(login: str, allowed: tuple[str, ...] | list[str]) -> bool:
+    """Only an exact login of `settings.allowed_bots` (GitHub's logins ignore case)."""
+    return any(login.casefold() == name.casefold() for name in allowed)
+
+
+def _commanding(env: EventEnvelope) -> bool:
+    return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
+
+
+def own_event(env: EventEnvelope, facts: RepoFacts) -> bool:
+    """Holon's own comment, review, label or command: it must not loop on what it wrote."""
+    if env.actor is None or not facts.is_holon(env.actor.login):
+        return False
+    return _commanding(env) or env.type.startswith(WRITTEN)
+
+
 def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
+    if own_event(env, facts):
+        return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
     commanding = env.command is not None or env.type.endswith(".labeled")
     if not commanding or env.actor is None:
         return None
     actor = env.actor
+    if actor.is_bot or looks_like_bot(actor.login, actor.type):
+        if bot_allowed(actor.login, policy.settings.allowed_bots):
+            return None  # the operator vouches for it by its exact login
+        return f"{actor.login} is a bot, and settings.allowed_bots does not name it"
     if actor.authority == "owner":
         return None
     if actor.authority == "none":
@@ -53,13 +91,18 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
     return None
 
 
-def _merge_problem(intent: ActionIntent, facts: RepoFacts, policy: Policy) -> str | None:
+def _merge_problem(
+    intent: ActionIntent, facts: RepoFacts, policy: Policy, event_repo: str | None
+) -> str | None:
     if not policy.settings.allow_merge:
         return "the policy does not allow merging"
     repo, number = intent.target.repo, intent.target.id
     # The kind, not just a numeric id: an issue or a check suite has a number too.
     if repo is None or intent.target.kind != "pull_request" or not number.isdigit():
         return "merge needs a pull request target"
+    # A decider (a model, one day) must not reach past the repository the event came from.
+    if event_repo is None or repo.casefold() != event_repo.casefold():
+        return "the merge target is not in the event's repository"
     pull = facts.pull(repo, int(number))
     if pull is None:
         return "cannot verify the pull request's approval and checks"
@@ -102,7 +145,8 @@ def guard(
         reason: tuple[str, str] | None = None
         home, there = env.scope.repo, intent.target.repo
         if problem is not None:
-            reason = ("authority", problem)
+            # Holon's own events are not refused with a polite comment: that would be one more.
+            reason = ("self" if own_event(env, facts) else "authority", problem)
         elif home is not None and there is not None and there.lower() != home.lower():
             # An event acts on its own repository only, whoever proposed otherwise.
             reason = ("repository", f"{there} is another repository than the event's ({home})")
@@ -118,7 +162,7 @@ def guard(
                 if last is not None and now - last < cooldown:
                     reason = ("cooldown", f"{subject} is cooling down until {last + cooldown}")
         elif intent.type == "merge":
-            why = _merge_problem(intent, facts, policy)
+            why = _merge_problem(intent, facts, policy, env.scope.repo)
             reason = ("merge", why) if why else None
         if reason is None and len(accepted) >= budget_left:
             reason = ("budget", f"the per-pass budget of {policy.settings.budget} intents is spent")

@@ -74,6 +74,11 @@ class Settings(BaseModel):
     expire_after: float = 86400.0
     stale_inflight: float = 7200.0
     holon_label: str = Field(default="holon", min_length=1)
+    # Bots command Holon only when named here by their exact login (`renovate[bot]`).
+    allowed_bots: list[str] = Field(default_factory=list)
+    # What holds a merge back (docs/github.md, "Merging"): labels, and title markers.
+    hold_labels: list[str] = Field(default_factory=lambda: ["hold", "do-not-merge"])
+    wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod

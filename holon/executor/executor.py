@@ -48,10 +48,11 @@ def build_executor(
     dry_run: bool,
     clock: Callable[[], datetime],
     run_skill: RunSkillHandler | None,
-    github: Handler | None = None,
+    github: Mapping[str, Handler] | None = None,
 ) -> Executor:
     """Dry run: every external effect journaled, none performed. Otherwise GitHub effects go
-    through `github` (the GitHub edge, when a token is configured) or fail saying why."""
+    through `github` (effect name -> the GitHub edge's handler, when a token is configured) or
+    fail saying why."""
     handlers: dict[str, Handler] = {name: InternalHandler(clock) for name in INTERNAL}
     if dry_run:
         dry = DryRunHandler(clock)
@@ -61,10 +62,7 @@ def build_executor(
             clock, "GitHub effects need GITHUB_TOKEN (and the repository); or run with --dry-run"
         )
         handlers.update({name: missing for name in GITHUB})
-        if github is not None:
-            from holon.executor.github import EFFECTS
-
-            handlers.update({name: github for name in EFFECTS})
+        handlers.update({k: v for k, v in (github or {}).items() if k in GITHUB})
         handlers["run_skill"] = run_skill or NotConfiguredHandler(
             clock, "no agent configured for skill runs: pass --agent or --image"
         )

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from holon.closure.handoff import Handoff, render_handoff
 from holon.github.body import SUMMARY_LIMIT, with_marker
 from holon.github.comments import comment_marker
-from holon.github.effects import EffectOutcome, EffectRefused, Scope, Subject, subject_for
+from holon.github.effects import EffectRefused, Scope, Subject, subject_for
 from holon.github.errors import ServerError
 from holon.github.handle import CheckFields, CheckRunView
 from holon.github.marker import Marker, parse_marker
+from holon.github.outcome import EffectOutcome
 from holon.github.progress import NOUNS
 from holon.templating import render
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 
 from holon.github.body import COMMENT_LIMIT, with_marker
-from holon.github.effects import EffectOutcome, EffectRefused, Scope, Subject, subject_for
+from holon.github.effects import EffectRefused, Scope, Subject, subject_for
 from holon.github.errors import ServerError
 from holon.github.handle import CommentView
 from holon.github.marker import Marker, format_marker, parse_marker
+from holon.github.outcome import EffectOutcome
 
 EFFECT = "comment"
 _KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from holon.github.effects import EffectOutcome, EffectRefused, Scope
+from holon.github.effects import EffectRefused, Scope
+from holon.github.outcome import EffectOutcome
 
 EFFECT = "dispatch"
 MAX_INPUTS = 25  # GitHub's limit on a workflow_dispatch's inputs

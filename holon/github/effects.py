@@ -14,8 +14,8 @@ for such a no-op, and `note` says why).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from holon.errors import InvalidInput
 from holon.github.handle import Repo
@@ -51,16 +51,6 @@ class Subject:
     @property
     def key(self) -> str:
         return f"{self.kind}:{self.number}"
-
-
-@dataclass(frozen=True)
-class EffectOutcome:
-    """What an effect did. `performed` is False for a no-op, with `note` saying why."""
-
-    effect: str
-    performed: bool
-    output: dict[str, Any] = field(default_factory=dict)
-    note: str = ""
 
 
 def _same(a: str, b: str) -> bool:

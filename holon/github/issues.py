@@ -11,14 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from holon.github.effects import (
-    LOGIN,
-    EffectOutcome,
-    EffectRefused,
-    Scope,
-    Subject,
-    subject_for,
-)
+from holon.github.effects import LOGIN, EffectRefused, Scope, Subject, subject_for
+from holon.github.outcome import EffectOutcome
 
 CloseReason = Literal["completed", "not_planned"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from holon.github.effects import EffectOutcome, EffectRefused, Scope, Subject, subject_for
+from holon.github.effects import EffectRefused, Scope, Subject, subject_for
+from holon.github.outcome import EffectOutcome
 
 NAME_LIMIT = 50  # GitHub's limit on a label name
 

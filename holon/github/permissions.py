@@ -29,6 +29,7 @@ _OVERRIDES = {
     "repos/list-commit-statuses-for-ref": "statuses: read",
     "repos/get-collaborator-permission-level": "metadata: read",
     "repos/get": "metadata: read",
+    "repos/get-branch-rules": "metadata: read",
 }
 _READ_VERBS = ("get", "list", "check", "download")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from holon.closure.handoff import Handoff, render_handoff
 from holon.github.comments import upsert_comment
-from holon.github.effects import EffectOutcome, Scope, Subject
+from holon.github.effects import Scope, Subject
+from holon.github.outcome import EffectOutcome
 from holon.templating import render
 
 NOUNS = {"issue": "issue", "pull_request": "pull request"}

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from holon.errors import InvalidInput
-from holon.executor.github import GitHubHandler
 from holon.github.client import GitHubConfig, make_client
 from holon.github.effects import Scope
+from holon.github.handler import EFFECTS, GitHubHandler
 from holon.github.pygithub_repo import open_repo
 from holon.github.retry import Wait
 
@@ -34,6 +34,10 @@ class GitHubEdge:
     config: GitHubConfig
     repo: str
     handler: GitHubHandler
+
+    def handlers(self) -> dict[str, GitHubHandler]:
+        """The executor's handlers this edge performs, by effect."""
+        return {name: self.handler for name in EFFECTS}
 
 
 def wants_github(env: Mapping[str, str], *, dry_run: bool) -> bool:

@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,7 +131,7 @@ class Serve:
         catalog: SkillCatalog | None = None,
         crashpoint: CrashPoint = no_crash,
         report: Callable[[str], None] = lambda line: None,
-        github: Handler | None = None,
+        github: Mapping[str, Handler] | None = None,
     ) -> None:
         self.options = options
         self.github = github  # GitHub effects performed for real (None: offline)

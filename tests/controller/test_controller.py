@@ -236,7 +236,7 @@ def test_failed_action_is_retried_then_closed_as_failed(tmp_path: Path) -> None:
     attempts = [a for a in ctl.journals.actions.read() if a["type"] == "comment"]
     assert [a["attempt"] for a in attempts] == [1, 2]
     assert all(a["status"] == "failed" for a in attempts)
-    assert "not configured" in attempts[0]["error"]
+    assert "need GITHUB_TOKEN" in attempts[0]["error"]
     (record,) = [r for r in ctl.state.live("intent") if r.data["subject"] == "issue:5"]
     assert record.status == "failed"
     closure = ctl.state.get("closure", "issue:5")

@@ -95,12 +95,17 @@ class Renderer:
             merged=pull.merged,
             merge_commit_sha=pull.merge_commit_sha,
             requested_reviewers=[self.user(login) for login in pull.requested_reviewers],
+            mergeable=pull.mergeable,
         )
+        head_repo = None if pull.fork_deleted else {**body["head"]["repo"]}
+        if head_repo is not None and pull.fork:
+            head_repo.update(full_name=pull.fork, name=pull.fork.split("/")[1])
         body["head"] = {
             **body["head"],
             "ref": pull.head,
             "sha": pull.head_sha,
-            "label": f"{repo.owner}:{pull.head}",
+            "label": f"{(pull.fork or repo.full_name).split('/')[0]}:{pull.head}",
+            "repo": head_repo,
         }
         body["base"] = {
             **body["base"],

@@ -15,6 +15,11 @@ def _repo(req: Request) -> Reply:
     return 200, {**body, "url": req.render.repo_url(req.repo), "default_branch": "main"}
 
 
+@handles("repos/get-branch-rules")
+def _branch_rules(req: Request) -> Reply:
+    return 200, list(req.repo.rules.get(req.params["branch"], []))
+
+
 @handles("rate-limit/get")
 def _rate_limit(req: Request) -> Reply:
     return 200, req.render.template("rate-limit/get")

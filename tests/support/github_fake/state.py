@@ -45,6 +45,9 @@ class Pull:
     merge_commit_sha: str | None = None
     requested_reviewers: list[str] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
+    mergeable: bool | None = True  # None: GitHub has not computed it yet
+    fork: str | None = None  # the head's repository when it is a fork
+    fork_deleted: bool = False  # the fork is gone: GitHub's head.repo is null
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Repo:
         self.statuses: list[dict[str, Any]] = []
         self.permissions: dict[str, str] = {}
         self.dispatches: list[dict[str, Any]] = []
+        self.rules: dict[str, list[dict[str, Any]]] = {}  # branch: active ruleset rules
         self.objects: dict[str, dict[str, Any]] = {}
         self.refs: dict[str, str] = {}
         self.refs["heads/main"] = self.commit("initial", self.tree({}), [])

@@ -1,5 +1,5 @@
-"""The executor's GitHub handler over the loopback GitHub: intents become effects, answers become
-results (what was made in `output`, refusals and failed calls as one-line errors)."""
+"""The GitHub handler of the executor over the loopback GitHub: intents become effects and
+answers become results (what was made in `output`, refusals and failed calls as one-line errors)."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ def _intent(type_: str, args: dict[str, Any], target: Target = ISSUE) -> Any:
 
 
 def _execute(server: Any, intent: Any, attempt: int = 1) -> Any:
-    from holon.executor.github import GitHubHandler
+    from holon.github.handler import EFFECTS, GitHubHandler
 
     with scope_on(server.url) as scope:
-        executor = build_executor(
-            dry_run=False, clock=clock, run_skill=None, github=GitHubHandler(scope, clock)
-        )
+        handler = GitHubHandler(scope, clock)
+        github = {name: handler for name in EFFECTS}
+        executor = build_executor(dry_run=False, clock=clock, run_skill=None, github=github)
         return executor.execute(intent, attempt)
 
 

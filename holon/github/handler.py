@@ -1,4 +1,4 @@
-"""GitHub effects of the vocabulary, performed through the GitHub edge (`holon/github/`).
+"""The executor's handler for GitHub effects of the vocabulary, performed through this edge.
 
 One handler for comment, label, unlabel, request_review, close_issue and dispatch (merge and
 publishing have their own, as they land). It maps an intent onto its effect, and what the effect
@@ -17,10 +17,11 @@ from typing import Any
 from holon.executor.handlers import result_of
 from holon.executor.result import ActionResult, EffectOutput
 from holon.github.dispatch import RepositoryDispatch, dispatch
-from holon.github.effects import EffectOutcome, EffectRefused, Scope, subject_from
+from holon.github.effects import EffectRefused, Scope, subject_from
 from holon.github.errors import GitHubError
 from holon.github.issues import close_issue, request_review
 from holon.github.labels import add_label, remove_label
+from holon.github.outcome import EffectOutcome
 from holon.intent import ActionIntent
 
 EFFECTS = ("comment", "label", "unlabel", "request_review", "close_issue", "dispatch")
