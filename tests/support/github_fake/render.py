@@ -96,17 +96,25 @@ class Renderer:
             merge_commit_sha=pull.merge_commit_sha,
             requested_reviewers=[self.user(login) for login in pull.requested_reviewers],
         )
+        head_repo = pull.head_repo or repo.full_name
         body["head"] = {
             **body["head"],
             "ref": pull.head,
             "sha": pull.head_sha,
-            "label": f"{repo.owner}:{pull.head}",
+            "label": f"{head_repo.split('/')[0]}:{pull.head}",
+            "repo": {
+                **body["head"]["repo"],
+                "full_name": head_repo,
+                "name": head_repo.split("/")[1],
+                "default_branch": repo.default_branch,
+            },
         }
         body["base"] = {
             **body["base"],
             "ref": pull.base,
             "sha": repo.resolve(pull.base),
             "label": f"{repo.owner}:{pull.base}",
+            "repo": {**body["base"]["repo"], "default_branch": repo.default_branch},
         }
         return body
 
