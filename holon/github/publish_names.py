@@ -81,3 +81,15 @@ def valid_repo(full_name: str) -> bool:
 
 def valid_run_id(run_id: str) -> bool:
     return bool(_RUN_ID.fullmatch(run_id))
+
+
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:\[bot\])?")
+_SKILL = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+def valid_login(login: str) -> bool:
+    return bool(_LOGIN.fullmatch(login))
+
+
+def valid_skill(name: str) -> bool:
+    return bool(_SKILL.fullmatch(name))
