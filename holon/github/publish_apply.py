@@ -28,6 +28,9 @@ from holon.runner.git import git_command, git_env
 from holon.terminal import line
 
 REGULAR = frozenset({"100644", "100755"})
+# Git gets only these of Holon's environment (and its own isolating GIT_* settings): nothing
+# it runs needs a token, so the process that holds GITHUB_TOKEN does not hand it down.
+_INHERITED = frozenset({"PATH", "TMPDIR", "LC_ALL", "GIT_TERMINAL_PROMPT"})
 EVIDENCE_LINES = 20
 
 
@@ -49,14 +52,17 @@ class _Scratch:
     def __init__(self, root: Path) -> None:
         self.cwd = root / "empty"
         self.cwd.mkdir()
-        self.env = {"GIT_DIR": str(root / "git"), "GIT_INDEX_FILE": str(root / "index")}
+        extra = {"GIT_DIR": str(root / "git"), "GIT_INDEX_FILE": str(root / "index")}
+        self.env = {
+            k: v for k, v in git_env(extra).items() if k in _INHERITED or k.startswith("GIT_")
+        }
         self.run(["init", "--bare", "-q", str(root / "git")])
 
     def run(self, args: list[str], stdin: bytes = b"", fail: str | None = None) -> bytes:
         proc = subprocess.run(
             git_command(args),
             cwd=self.cwd,
-            env=git_env(self.env),
+            env=self.env,
             input=stdin,
             capture_output=True,
             check=False,
