@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from tests.support.github_fake import issues, repo_data  # noqa: F401  (they register handlers)
+from tests.support.github_fake import issues, repo_data, review_comments  # noqa: F401  (handlers)
 from tests.support.github_fake.calls import Call, CallLog
 from tests.support.github_fake.render import Renderer
 from tests.support.github_fake.request import HANDLERS, Request

@@ -46,6 +46,7 @@ class Pull:
     requested_reviewers: list[str] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     head_repo: str | None = None  # a fork's full name; None: the same repository
+    review_comments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
