@@ -197,9 +197,17 @@ def test_a_pr_fix_run_is_pushed_to_the_pull_requests_own_branch(
     assert outcome.output == {"branch": "feature/fix", "commit": commit, "base": head, "files": 4}
     assert repo.get(commit, "commit")["parents"] == [head]
     assert repo.get(commit, "commit")["message"].startswith("Address feedback on #2: ")
-    assert github_server.operations()[:2] == ["pulls/get", "git/get-ref"]
-    assert github_server.operations()[-1] == "git/update-ref"
-    assert "pulls/create" not in github_server.operations()
+    assert github_server.operations() == [
+        "pulls/get",
+        "git/get-ref",
+        "git/get-commit",
+        "git/get-tree",
+        *["git/get-blob"] * 3,
+        "git/create-blob",
+        "git/create-tree",
+        "git/create-commit",
+        "git/update-ref",
+    ]
 
 
 def test_a_pr_fix_whose_pull_request_moved_or_lives_in_a_fork_is_refused(
