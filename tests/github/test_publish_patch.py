@@ -159,3 +159,14 @@ def test_quoted_names_renames_and_copies_as_git_writes_them(tmp_path: Path) -> N
     assert set(applied.deleted) == {"old name.txt"}
     assert applied.written["new name.txt"][1] == files["old name.txt"]
     assert set(applied.written) == {"new name.txt", 'q"uote.txt'}
+
+
+def test_a_binary_delta_applies_against_the_fetched_base(tmp_path: Path) -> None:
+    data = bytes((i * 7919) % 251 for i in range(65536))
+    files = {"big.bin": data}
+    changed = data[:1000] + b"\x00changed\x00" + data[1009:]
+    patch = runner_patch(tmp_path, files, lambda ws: write(ws / "big.bin", changed))
+    assert b"\ndelta " in patch  # git chose a delta against the base blob
+    base, blobs = local_base(files)
+    applied = apply_patch(patch, parse_patch(patch, 10), base, blobs.__getitem__, 1_000_000)
+    assert applied.written["big.bin"] == ("100644", changed)
