@@ -26,9 +26,9 @@ from holon.github.publish_apply import apply_patch
 from holon.github.publish_checks import check_declared, pull_branch
 from holon.github.publish_git import build_tree, fetch_blob, make_commit, read_base
 from holon.github.publish_names import branch_for, branch_problem
-from holon.github.publish_patch import parse_patch
-from holon.github.publish_pr import open_or_update
-from holon.github.publish_ref import move_branch, plan_branch
+from holon.github.publish_patch import FileChange, parse_patch
+from holon.github.publish_pr import PullResult, open_or_update
+from holon.github.publish_ref import BranchPlan, move_branch, plan_branch
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_text import commit_message, pr_body, title
 
@@ -82,28 +82,7 @@ def publish_change(
     plan = plan_branch(
         api, branch, request.base_sha, request.run_id, must_exist=request.kind == "pull_request"
     )
-    commit = plan.done
-    if commit is None:
-        base = read_base(api, request.base_sha)
-        applied = apply_patch(
-            patch, changes, base.entries, lambda sha: fetch_blob(api, sha), policy.max_bytes
-        )
-        tree = build_tree(api, base, applied)
-        closes = policy.link == "fixes"
-        co_author = request.actor if policy.co_author == "actor" and request.actor else None
-        if co_author is not None and co_author.login == login:
-            co_author = None
-        message = commit_message(
-            request.skill,
-            request.kind,
-            request.number,
-            request.title,
-            request.run_id,
-            co_author,
-            closes,
-        )
-        commit = make_commit(api, message, tree, request.base_sha, None)
-        move_branch(api, branch, plan, commit)
+    commit = plan.done or _push(api, login, request, policy, patch, changes, branch, plan)
     output: dict[str, Any] = {
         "branch": branch,
         "commit": commit,
@@ -113,15 +92,58 @@ def publish_change(
     notes = [] if plan.done is None else ["the branch already had this run's commit"]
     performed = plan.done is None
     if request.kind == "issue":
-        marker = format_marker(request.kind, str(request.number), policy.workflow, request.skill)
-        body = pr_body(marker, request.number, policy.link, request.skill, request.run_id, summary)
-        name = title(request.skill, request.number, request.title, policy.link == "fixes", 256)
-        pull = open_or_update(
-            api, login, branch, request.base_branch or "", name, body, policy.draft
-        )
+        pull = _pull_request(api, login, request, policy, summary, branch)
         output.update(
             pull_request=pull.number, pull_request_url=pull.url, pull_request_action=pull.action
         )
         notes += [pull.note] if pull.note else []
         performed = performed or pull.action in ("created", "updated")
     return EffectOutcome(performed=performed, output=output, note="; ".join(notes))
+
+
+def _push(
+    api: RepoApi,
+    login: str | None,
+    request: PublishRequest,
+    policy: PublishPolicy,
+    patch: bytes,
+    changes: list[FileChange],
+    branch: str,
+    plan: BranchPlan,
+) -> str:
+    """Apply, build the tree, commit, and move the branch last; the new commit."""
+    base = read_base(api, request.base_sha)
+    applied = apply_patch(
+        patch, changes, base.entries, lambda sha: fetch_blob(api, sha), policy.max_bytes
+    )
+    tree = build_tree(api, base, applied)
+    co_author = request.actor if policy.co_author == "actor" else None
+    if co_author is not None and co_author.login == login:
+        co_author = None  # Holon is the author already
+    message = commit_message(
+        request.skill,
+        request.kind,
+        request.number,
+        request.title,
+        request.run_id,
+        co_author,
+        closes=policy.link == "fixes",
+    )
+    commit = make_commit(api, message, tree, request.base_sha, None)
+    move_branch(api, branch, plan, commit)
+    return commit
+
+
+def _pull_request(
+    api: RepoApi,
+    login: str | None,
+    request: PublishRequest,
+    policy: PublishPolicy,
+    summary: str,
+    branch: str,
+) -> PullResult:
+    marker = format_marker(request.kind, str(request.number), policy.workflow, request.skill)
+    body = pr_body(marker, request.number, policy.link, request.skill, request.run_id, summary)
+    name = title(request.skill, request.number, request.title, policy.link == "fixes", 256)
+    base_branch = request.base_branch or ""  # the request requires it for an issue
+    return open_or_update(api, login, branch, base_branch, name, body, policy.draft)
