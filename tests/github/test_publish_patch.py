@@ -170,3 +170,23 @@ def test_a_binary_delta_applies_against_the_fetched_base(tmp_path: Path) -> None
     base, blobs = local_base(files)
     applied = apply_patch(patch, parse_patch(patch, 10), base, blobs.__getitem__, 1_000_000)
     assert applied.written["big.bin"] == ("100644", changed)
+
+
+def test_empty_files_and_files_without_a_final_newline(tmp_path: Path) -> None:
+    files = {"empty.txt": b"", "tail.txt": b"no newline", "crlf.txt": b"a\r\nb\r\n"}
+
+    def change(ws: Path) -> None:
+        remove(ws / "empty.txt")
+        write(ws / "new-empty.txt", b"")
+        write(ws / "tail.txt", b"still no newline")
+        write(ws / "crlf.txt", b"a\r\nB\r\n")
+
+    patch = runner_patch(tmp_path, files, change)
+    base, blobs = local_base(files)
+    applied = apply_patch(patch, parse_patch(patch, 10), base, blobs.__getitem__, 10_000)
+    assert applied.deleted == {"empty.txt": "100644"}
+    assert applied.written == {
+        "new-empty.txt": ("100644", b""),
+        "tail.txt": ("100644", b"still no newline"),
+        "crlf.txt": ("100644", b"a\r\nB\r\n"),
+    }
