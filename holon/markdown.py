@@ -77,3 +77,15 @@ def code(text: str) -> Trusted:
     ticks = "`" * (longest + 1)
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return Trusted(f"{ticks}{pad}{body}{pad}{ticks}")
+
+
+_MARKER_OPEN = "<!--"
+
+
+def prose(text: str) -> Trusted:
+    """Untrusted Markdown kept as Markdown (an agent's review: code blocks, suggestions, lists
+    render), with what it must not do taken away: hidden and control characters removed,
+    every `@` before a word broken so nobody is mentioned, every `<!--` broken so it cannot
+    hide text or carry a marker."""
+    body = clean(text).replace(_MARKER_OPEN, "<" + _ZWSP + "!--")
+    return Trusted(_MENTION.sub("@" + _ZWSP, body))

@@ -137,3 +137,15 @@ def map_errors(operation: str) -> Iterator[None]:
         raise translate(exc, operation) from None
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise _unreachable(exc, operation) from None
+
+
+class PublishError(GitHubError):
+    """Publishing a run's result was refused or failed before anything was pushed: a patch that
+    does not apply, an empty one, an unsafe path, a branch that moved. `reason` is a short code
+    (`empty`, `does-not-apply`, `unsafe-path`, `workflow`, `moved`, `too-large`, `not-allowed`,
+    `bad-input`, `mismatch`); `evidence` holds one line per finding (which file, which hunk)."""
+
+    def __init__(self, reason: str, message: str, evidence: tuple[str, ...] = ()) -> None:
+        super().__init__(message, operation="publish")
+        self.reason = reason
+        self.evidence = evidence

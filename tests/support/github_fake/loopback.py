@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from tests.support.github_fake import issues, repo_data  # noqa: F401  (they register handlers)
+from tests.support.github_fake import issues, repo_data, review_comments  # noqa: F401  (handlers)
 from tests.support.github_fake.calls import Call, CallLog
 from tests.support.github_fake.render import Renderer
 from tests.support.github_fake.request import HANDLERS, Request
@@ -51,7 +51,7 @@ class LoopbackGitHub(CallLog):
         self.login = login
         self.state = GitHubState(repos)
         self.lock = threading.Lock()
-        self._failures: dict[str, list[tuple[int, Any, dict[str, str]]]] = {}
+        self._failures: dict[str, list[tuple[tuple[int, Any, dict[str, str]], bool]]] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # idle keep-alive connections must not hold stop()
@@ -80,12 +80,14 @@ class LoopbackGitHub(CallLog):
         body: Any = None,
         headers: dict[str, str] | None = None,
         times: int = 1,
+        done: bool = False,
     ) -> None:
         """The next `times` calls to `operation` get `status` (GitHub's error body unless
-        `body` is given) and do nothing."""
+        `body` is given) and do nothing; with `done`, they do it first (GitHub accepted the
+        request and its answer was lost: a 5xx after the effect)."""
         routes().find(operation)
         reply = (status, body or error_body(status, f"HTTP {status}"), dict(headers or {}))
-        self._failures.setdefault(operation, []).extend([reply] * times)
+        self._failures.setdefault(operation, []).extend([(reply, done)] * times)
 
     def handle(
         self, method: str, target: str, headers: dict[str, str], raw: bytes
@@ -116,8 +118,9 @@ class LoopbackGitHub(CallLog):
             ):
                 return 401, error_body(401, "Bad credentials"), {}
             failures = self._failures.get(route.operation)
-            if failures:
-                return failures.pop(0)
+            failure, done = failures.pop(0) if failures else (None, False)
+            if failure is not None and not done:
+                return failure
             try:
                 body = json.loads(raw) if raw else None
                 request = Request(
@@ -136,7 +139,7 @@ class LoopbackGitHub(CallLog):
                 return refused.status, error_body(refused.status, refused.message), {}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 return 422, error_body(422, f"Invalid request: {exc.__class__.__name__}"), {}
-            return status, answer, {}
+            return failure or (status, answer, {})
 
     def _refuse(self, violation: str) -> tuple[int, Any, dict[str, str]]:
         self.violations.append(violation)

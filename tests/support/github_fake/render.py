@@ -97,14 +97,20 @@ class Renderer:
             requested_reviewers=[self.user(login) for login in pull.requested_reviewers],
             mergeable=pull.mergeable,
         )
-        head_repo = None if pull.fork_deleted else {**body["head"]["repo"]}
-        if head_repo is not None and pull.fork:
-            head_repo.update(full_name=pull.fork, name=pull.fork.split("/")[1])
+        head_name = pull.fork or repo.full_name
+        head_repo = None
+        if not pull.fork_deleted:
+            head_repo = {
+                **body["head"]["repo"],
+                "full_name": head_name,
+                "name": head_name.split("/")[1],
+                "default_branch": repo.default_branch,
+            }
         body["head"] = {
             **body["head"],
             "ref": pull.head,
             "sha": pull.head_sha,
-            "label": f"{(pull.fork or repo.full_name).split('/')[0]}:{pull.head}",
+            "label": f"{head_name.split('/')[0]}:{pull.head}",
             "repo": head_repo,
         }
         body["base"] = {
@@ -112,6 +118,7 @@ class Renderer:
             "ref": pull.base,
             "sha": repo.resolve(pull.base),
             "label": f"{repo.owner}:{pull.base}",
+            "repo": {**body["base"]["repo"], "default_branch": repo.default_branch},
         }
         return body
 

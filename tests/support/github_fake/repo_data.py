@@ -165,6 +165,11 @@ def _git_object(req: Request) -> Reply:
                 entries.pop(entry["path"], None)
                 continue
             sha = entry.get("sha") or repo.blob(str(entry.get("content", "")).encode())
+            if (
+                entry.get("type", "blob") == "blob"
+                and repo.objects.get(sha, {}).get("type") != "blob"
+            ):
+                raise Refused(422, f"tree.sha {sha} is not a valid blob")
             entries[entry["path"]] = {
                 "mode": entry.get("mode", "100644"),
                 "type": entry.get("type", "blob"),

@@ -48,6 +48,7 @@ class Pull:
     mergeable: bool | None = True  # None: GitHub has not computed it yet
     fork: str | None = None  # the head's repository when it is a fork
     fork_deleted: bool = False  # the fork is gone: GitHub's head.repo is null
+    review_comments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +65,34 @@ class Issue:
 
 def git_sha(kind: str, data: bytes) -> str:
     return hashlib.sha1(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
+
+
+def git_tree_sha(entries: dict[str, dict[str, str]]) -> str:
+    """Git's id of the nested trees that flat `path -> {mode, sha}` entries make; Refused
+    when a path runs through a file, as GitHub refuses it."""
+    root: dict[str, Any] = {}
+    for path, entry in entries.items():
+        node = root
+        *parents, name = path.split("/")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise Refused(422, f"tree.path {path} runs through a file")
+        if isinstance(node.get(name), dict):
+            raise Refused(422, f"tree.path {path} is a directory")
+        node[name] = (entry["mode"], entry["sha"])
+
+    def write(node: dict[str, Any]) -> str:
+        items = []
+        for name, value in node.items():
+            if isinstance(value, dict):
+                mode, sha, key = "40000", write(value), name + "/"
+            else:
+                (mode, sha), key = value, name
+            items.append((key.encode(), f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha)))
+        return git_sha("tree", b"".join(data for _, data in sorted(items)))
+
+    return write(root)
 
 
 class Repo:
@@ -115,7 +144,9 @@ class Repo:
         return sha
 
     def tree(self, entries: dict[str, dict[str, str]]) -> str:
-        sha = git_sha("tree", json.dumps(entries, sort_keys=True).encode())
+        """A tree of flat path entries, under the id git gives the same tree (so a client
+        can check GitHub built the tree it computed)."""
+        sha = git_tree_sha(entries)
         self.objects[sha] = {"type": "tree", "entries": dict(entries)}
         return sha
 

@@ -1,0 +1,103 @@
+"""The REST calls publishing makes on one repository, and how a write GitHub may or may not
+have done is settled.
+
+Calls go through the client's requester (PyGithub's own transport, with Holon's retry and
+rate-limit policy: `client.py`, `retry.py`) as plain JSON, each inside `map_errors` under
+GitHub's operation id, so a refusal names the permission. Git data is plain JSON here, not
+PyGithub's lazy objects, so each call is exactly one request and the count in docs/github.md
+holds.
+
+A write that failed with a 5xx or went unanswered (`ServerError`) is not sent again blindly:
+`write_once` first looks for its effect (the branch at the commit, the pull request of the
+branch, the review of the sha) and sends it once more only when the effect is not there.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import github
+
+from holon.github.errors import NotFound, ServerError, map_errors
+
+PER_PAGE = 100
+MAX_PAGES = 10
+T = TypeVar("T")
+
+
+class RepoApi:
+    def __init__(self, gh: github.Github, full_name: str) -> None:
+        self._requester = gh.requester
+        self.full_name = full_name
+        self.owner = full_name.split("/")[0]
+
+    def call(
+        self,
+        operation: str,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+    ) -> Any:
+        """One request to `/repos/{owner}/{repo}{path}`; the answer's JSON."""
+        with map_errors(operation):
+            _, data = self._requester.requestJsonAndCheck(
+                method, f"/repos/{self.full_name}{path}", parameters=params, input=body
+            )
+        return data
+
+    def pages(self, operation: str, path: str, params: dict[str, Any] | None = None) -> list[Any]:
+        """Every item of a listing, a page of 100 at a time, at most MAX_PAGES pages."""
+        items: list[Any] = []
+        for page in range(1, MAX_PAGES + 1):
+            found = self.call(
+                operation,
+                "GET",
+                path,
+                params={**(params or {}), "per_page": PER_PAGE, "page": page},
+            )
+            items.extend(found or [])
+            if not isinstance(found, list) or len(found) < PER_PAGE:
+                break
+        return items
+
+    def branch_tip(self, branch: str) -> str | None:
+        """The commit `branch` points at; None when there is no such branch."""
+        try:
+            ref = self.call("git/get-ref", "GET", f"/git/ref/heads/{_quote(branch)}")
+        except NotFound:
+            return None
+        sha = (ref or {}).get("object", {}).get("sha")
+        return sha if isinstance(sha, str) else None
+
+
+def _quote(branch: str) -> str:
+    return urllib.parse.quote(branch, safe="/")
+
+
+def ref_path(branch: str) -> str:
+    return f"/git/refs/heads/{_quote(branch)}"
+
+
+def write_once(write: Callable[[], T], lookup: Callable[[], T | None]) -> T:
+    """`write()`; after a ServerError, what `lookup()` finds of its effect, and only when it
+    finds nothing, `write()` once more (a second ServerError is raised)."""
+    try:
+        return write()
+    except ServerError:
+        found = lookup()
+        if found is not None:
+            return found
+        return write()
+
+
+def again_after_5xx(write: Callable[[], T]) -> T:
+    """For writes whose repeat creates nothing new (a blob, a tree: content-addressed) or
+    nothing anyone sees (an unreferenced commit): sent once more after a ServerError."""
+    try:
+        return write()
+    except ServerError:
+        return write()

@@ -1,0 +1,85 @@
+"""What the executor asks publishing to do: which subject, which run, on which base."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from holon.github.publish_names import (
+    SHA,
+    branch_problem,
+    valid_login,
+    valid_repo,
+    valid_run_id,
+    valid_skill,
+)
+from holon.github.publish_text import Actor
+
+
+class PublishRequest(BaseModel):
+    """`base_sha` is the commit the run started from (`run.json` snapshot `head`; for a pull
+    request, the head the run fixed); `base_branch` is where an issue's pull request goes
+    (usually the default branch); `title` is the subject's title (untrusted); `actor` who
+    asked, for the co-author trailer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo: str
+    kind: Literal["issue", "pull_request"]
+    number: int = Field(ge=1)
+    title: str = Field(default="", max_length=4096)
+    skill: str
+    run_id: str
+    base_sha: str
+    base_branch: str | None = None
+    actor: Actor | None = None
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        if not valid_repo(value):
+            raise ValueError("must be owner/name")
+        return value
+
+    @field_validator("skill")
+    @classmethod
+    def _skill(cls, value: str) -> str:
+        if not valid_skill(value):
+            raise ValueError("must be a skill name such as github-issue-solve")
+        return value
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id(cls, value: str) -> str:
+        if not valid_run_id(value):
+            raise ValueError("must be a run id (letters, digits, `. _ -`)")
+        return value
+
+    @field_validator("base_sha")
+    @classmethod
+    def _sha(cls, value: str) -> str:
+        if not SHA.fullmatch(value):
+            raise ValueError("must be a full commit sha")
+        return value
+
+    @field_validator("base_branch")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        problem = branch_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(f"branch {problem}")
+        return value
+
+    @field_validator("actor")
+    @classmethod
+    def _actor(cls, value: Actor | None) -> Actor | None:
+        if value is not None and not valid_login(value.login):
+            raise ValueError("must be a GitHub login")
+        return value
+
+    @model_validator(mode="after")
+    def _base_branch_for_issue(self) -> Self:
+        if self.kind == "issue" and self.base_branch is None:
+            raise ValueError("an issue's pull request needs base_branch")
+        return self

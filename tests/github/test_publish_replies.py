@@ -1,0 +1,117 @@
+"""Replies to the review threads a pr-fix run addressed, once per thread and commit."""
+
+from __future__ import annotations
+
+import json
+
+import github
+import pytest
+
+from holon.github.errors import PublishError
+from holon.github.marker import parse_marker
+from holon.github.publish_replies import RepliesDoc, post_replies, read_replies
+from holon.github.publish_request import PublishRequest
+from tests.github.test_publish import LOGIN, REPO, RUN, gh  # noqa: F401  (a fixture)
+from tests.support.github_fake import LoopbackGitHub
+from tests.support.github_fake.state import Repo
+
+COMMIT = "c" * 40
+
+
+@pytest.fixture
+def threads(github_server: LoopbackGitHub) -> Repo:
+    repo = github_server.state.repos[REPO]
+    repo.refs["heads/feature"] = repo.put_file("a.txt", b"a\n", "main")
+    pull = repo.add_pull("Add a", head="feature", user=LOGIN)  # 1
+    assert pull.pull is not None
+    pull.pull.review_comments += [
+        {"id": 10, "body": "this loops forever", "user": "octocat", "path": "a.txt", "line": 1},
+        {
+            "id": 11,
+            "body": "and this?",
+            "user": "octocat",
+            "path": "a.txt",
+            "line": 1,
+            "in_reply_to_id": 10,
+        },
+        {"id": 20, "body": "typo", "user": "octocat", "path": "a.txt", "line": 1},
+    ]
+    return repo
+
+
+def _request() -> PublishRequest:
+    return PublishRequest(
+        repo=REPO,
+        kind="pull_request",
+        number=1,
+        skill="github-pr-fix",
+        run_id=RUN,
+        base_sha="b" * 40,
+    )
+
+
+def test_each_addressed_thread_gets_one_reply_naming_the_commit(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+) -> None:
+    doc = read_replies(
+        json.dumps(
+            {
+                "replies": [
+                    {"comment_id": 11, "body": "Fixed: the loop ends. @octocat"},
+                    {"comment_id": 20, "body": "Fixed the typo."},
+                    {"comment_id": 999, "body": "not here"},
+                ]
+            }
+        ).encode()
+    )
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    assert outcome.performed
+    assert outcome.note == "comment 999 is not on this pull request"
+    assert len(outcome.output["replies"]) == 2
+    assert github_server.operations() == [
+        "pulls/list-review-comments",
+        "pulls/create-reply-for-review-comment",
+        "pulls/create-reply-for-review-comment",
+    ]
+    # A reply to a reply goes to its thread; the text mentions nobody and names the commit.
+    first = github_server.calls[1]
+    assert first.path.endswith("/pulls/1/comments/10/replies")
+    assert parse_marker(first.json["body"]) is not None
+    assert "@\u200bocto" in first.json["body"]
+    assert first.json["body"].endswith(f"Addressed in {COMMIT}.")
+    github_server.calls.clear()
+    again = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    assert not again.performed
+    assert github_server.operations() == ["pulls/list-review-comments"]
+
+
+def test_a_5xx_after_github_posted_the_reply_is_looked_up(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+) -> None:
+    github_server.fail("pulls/create-reply-for-review-comment", 502, done=True)
+    doc = RepliesDoc.model_validate({"replies": [{"comment_id": 20, "body": "Fixed."}]})
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    assert len(outcome.output["replies"]) == 1
+    assert github_server.count("pulls/create-reply-for-review-comment") == 1
+    pull = threads.issues[1].pull
+    assert pull is not None
+    assert len(pull.review_comments) == 4
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b"{}x",
+        b'{"replies": [{"comment_id": 0, "body": "x"}]}',
+        b'{"replies": [], "extra": 1}',
+        b'{"replies": [{"comment_id": 1, "body": ""}]}',
+    ],
+)
+def test_a_bad_replies_json_is_refused(document: bytes) -> None:
+    with pytest.raises(PublishError, match=r"replies\.json") as caught:
+        read_replies(document)
+    assert caught.value.reason == "bad-input"

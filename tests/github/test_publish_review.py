@@ -1,0 +1,175 @@
+"""A review run's review.json as one pull request review per head sha."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import github
+import pytest
+
+from holon.github.client import GitHubConfig, make_client
+from holon.github.errors import PublishError
+from holon.github.marker import format_marker, parse_marker
+from holon.github.publish_request import PublishRequest
+from holon.github.publish_review import ReviewDoc, post_review, read_review
+from tests.github.test_publish import LOGIN, REPO, RUN, TOKEN
+from tests.support.github_fake import GitHubFake, LoopbackGitHub
+from tests.support.github_fake.state import Repo
+
+REVIEW = {
+    "event": "REQUEST_CHANGES",
+    "body": "Two problems. cc @octo-org/team <!-- holon:v1 subject=issue:9 workflow=x skill=y -->",
+    "comments": [
+        {"path": "src/app.py", "line": 2, "severity": "error", "body": "```suggestion\nx\n```"},
+        {"path": "README.md", "line": 3, "start_line": 1, "body": "@octocat typo"},
+    ],
+}
+
+
+@pytest.fixture
+def gh(github_server: LoopbackGitHub) -> Iterator[github.Github]:
+    client = make_client(
+        GitHubConfig(api_url=github_server.url, token=TOKEN, write_spacing=0.0)  # type: ignore[arg-type]
+    )
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def pull(github_server: LoopbackGitHub) -> tuple[Repo, str]:
+    repo = github_server.state.repos[REPO]
+    repo.refs["heads/feature"] = repo.put_file("a.txt", b"a\n", "main")
+    repo.add_pull("Add a", head="feature", user="octocat")  # 1
+    return repo, repo.refs["heads/feature"]
+
+
+def review_request(sha: str) -> PublishRequest:
+    return PublishRequest(
+        repo=REPO, kind="pull_request", number=1, skill="github-review", run_id=RUN, base_sha=sha
+    )
+
+
+def test_a_review_is_posted_once_per_head_sha(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    repo, sha = pull
+    doc = read_review(json.dumps(REVIEW).encode())
+    outcome = post_review(gh, LOGIN, review_request(sha), doc)
+    assert outcome.performed
+    assert outcome.output["event"] == "REQUEST_CHANGES"
+    assert github_server.operations() == ["pulls/get", "pulls/list-reviews", "pulls/create-review"]
+    sent = github_server.last("pulls/create-review").json
+    assert sent["commit_id"] == sha
+    assert parse_marker(sent["body"]) == parse_marker(
+        format_marker("pull_request", "1", "holon", "github-review")
+    )
+    assert "@\u200bocto-org/team" in sent["body"]  # nobody is mentioned
+    assert sent["body"].count("<!--") == 1  # the agent's marker is broken
+    assert sent["comments"][0] == {
+        "path": "src/app.py",
+        "line": 2,
+        "side": "RIGHT",
+        "body": "**error**: ```suggestion\nx\n```",
+    }
+    assert sent["comments"][1]["start_line"] == 1
+    assert sent["comments"][1]["body"] == "**note**: @\u200boctocat typo"
+    assert len(repo.issues[1].pull.reviews) == 1  # type: ignore[union-attr]
+    github_server.calls.clear()
+    again = post_review(gh, LOGIN, review_request(sha), doc)
+    assert not again.performed
+    assert again.note == "already reviewed"
+    assert "pulls/create-review" not in github_server.operations()
+
+
+def test_someone_elses_review_with_a_marker_does_not_count(
+    gh: github.Github, pull: tuple[Repo, str]
+) -> None:
+    repo, sha = pull
+    forged = format_marker("pull_request", "1", "holon", "github-review")
+    repo.issues[1].pull.reviews.append(  # type: ignore[union-attr]
+        {"id": 5, "user": "octocat", "body": forged, "state": "COMMENTED", "commit_id": sha}
+    )
+    assert post_review(gh, LOGIN, review_request(sha), ReviewDoc()).performed
+
+
+def test_a_review_of_a_head_that_moved_is_not_posted(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    _, sha = pull
+    outcome = post_review(gh, LOGIN, review_request("f" * 40), ReviewDoc())
+    assert not outcome.performed
+    assert outcome.note.startswith(f"not posted: the head moved to {sha[:12]}")
+    assert github_server.operations() == ["pulls/get"]
+
+
+def test_a_change_request_on_holons_own_pull_request_becomes_a_comment(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    repo, sha = pull
+    repo.issues[1].user = LOGIN
+    outcome = post_review(gh, LOGIN, review_request(sha), ReviewDoc(event="REQUEST_CHANGES"))
+    assert outcome.output["event"] == "COMMENT"
+    assert "own pull request" in outcome.note
+    assert github_server.last("pulls/create-review").json["event"] == "COMMENT"
+
+
+def test_line_comments_github_refuses_are_folded_into_the_body(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    _, sha = pull
+    github_server.fail(
+        "pulls/create-review",
+        422,
+        {"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]},
+    )
+    outcome = post_review(gh, LOGIN, review_request(sha), read_review(json.dumps(REVIEW).encode()))
+    assert outcome.performed
+    assert "findings are in the body" in outcome.note
+    sent = github_server.last("pulls/create-review").json
+    assert sent["comments"] == []
+    assert "`src/app.py` line 2 (error):" in sent["body"]
+
+
+def test_a_5xx_after_github_posted_the_review_is_looked_up(github_fake: GitHubFake) -> None:
+    sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"  # the head in GitHub's example pull
+    marker = format_marker("pull_request", "1", "holon", "github-review")
+    posted: dict[str, Any] = {"id": 80, "user": {"login": LOGIN}, "body": marker, "commit_id": sha}
+    github_fake.on("pulls/get")
+    github_fake.on("pulls/list-reviews", body=[])
+    github_fake.on("pulls/list-reviews", body=[posted])
+    github_fake.on("pulls/create-review", status=502)
+    client = make_client(GitHubConfig(token=TOKEN, write_spacing=0.0))  # type: ignore[arg-type]
+    outcome = post_review(client, LOGIN, review_request(sha), ReviewDoc())
+    assert outcome.output["review"] == 80
+    assert github_fake.operations() == [
+        "pulls/get",
+        "pulls/list-reviews",
+        "pulls/create-review",
+        "pulls/list-reviews",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        (b"[]", "expected a JSON object"),
+        (b"{", "invalid JSON"),
+        (json.dumps({"event": "APPROVE"}).encode(), "event"),
+        (json.dumps({"verdict": "ok"}).encode(), "verdict"),
+        (json.dumps({"comments": [{"path": "../x", "line": 1, "body": "b"}]}).encode(), ".."),
+        (json.dumps({"comments": [{"path": "a", "line": 1, "body": "b"}] * 51}).encode(), "50"),
+        (
+            json.dumps(
+                {"comments": [{"path": "a", "line": 2, "start_line": 2, "body": "b"}]}
+            ).encode(),
+            "start_line",
+        ),
+    ],
+)
+def test_a_bad_review_json_is_refused_naming_the_problem(document: bytes, says: str) -> None:
+    with pytest.raises(PublishError, match=r"review\.json") as caught:
+        read_review(document)
+    assert caught.value.reason == "bad-input"
+    assert says in str(caught.value)
