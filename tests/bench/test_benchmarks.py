@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import closure, docker_run, gateway, listener, serve, snapshot
+from bench import closure, docker_run, gateway, github, listener, serve, snapshot
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -41,3 +41,7 @@ def test_serve_benchmark_runs() -> None:
 
 def test_listener_benchmark_runs(tmp_path: Path) -> None:
     assert listener.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
+
+
+def test_github_benchmark_runs(tmp_path: Path) -> None:
+    assert github.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
