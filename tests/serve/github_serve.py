@@ -26,14 +26,16 @@ def comment_event(number: int, body: str, association: str, *, ident: int = 1) -
     return {"event": "issue_comment", "delivery": f"d-{ident}", "payload": payload}
 
 
-def review_event(number: int, sha: str, state: str, body: str | None = None) -> dict[str, Any]:
-    """A review by Codertocat (OWNER) of pull request `number` at `sha`."""
+def review_event(
+    number: int, sha: str, state: str, body: str | None = None, *, ident: int = 237895671
+) -> dict[str, Any]:
+    """A review (`ident`) by Codertocat (OWNER) of pull request `number` at `sha`."""
     payload = example("pull_request_review", "submitted")
-    payload["review"].update(state=state, body=body, commit_id=sha)
+    payload["review"].update(id=ident, state=state, body=body, commit_id=sha)
     payload["pull_request"]["number"] = number
     payload["pull_request"]["head"]["sha"] = sha
     payload["repository"]["full_name"] = REPO
-    return {"event": "pull_request_review", "delivery": f"r-{number}-{sha[:7]}", "payload": payload}
+    return {"event": "pull_request_review", "delivery": f"r-{ident}", "payload": payload}
 
 
 def serve(
