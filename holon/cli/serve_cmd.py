@@ -70,11 +70,12 @@ def _listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _facts(path: str | None) -> Any:
+def _facts(path: str | None, login: str | None = None) -> Any:
+    """`--facts F` (offline runs); none given: nothing known but Holon's own login."""
     from holon.controller.facts import PullFacts, StaticFacts
 
     if path is None:
-        return StaticFacts()
+        return StaticFacts(holon_login=login)
     from holon import jsonio
     from holon.cli._io import MAX_DOCUMENT_BYTES
 
@@ -95,7 +96,7 @@ def _facts(path: str | None) -> Any:
             green[(repo, sha)] = bool(value)
     except (ValueError, TypeError, AttributeError) as exc:
         raise InvalidInput(f"--facts {path}: {exc.__class__.__name__}: {exc}") from None
-    return StaticFacts(permissions=permissions, pulls=pulls, green=green)
+    return StaticFacts(permissions=permissions, pulls=pulls, green=green, holon_login=login)
 
 
 def _state_dir_or_empty(directory: str) -> None:
@@ -199,20 +200,31 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
-    from holon.serve.edge import WaitForward, github_edge, wants_github
+    from holon.controller.policy import load_policy
+    from holon.github.client import GitHubConfig
+    from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
+    from holon.serve.github_hooks import GitHubHooks, run_url_of
 
-    edge = None
+    edge, hooks = None, None
     waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
+    notes: Forward[str] = Forward()  # the hooks' failed writes, likewise
+    login = GitHubConfig.from_env(os.environ).login  # Holon's own, recognized even offline
     if wants_github(os.environ, dry_run=args.dry_run):
-        edge = github_edge(os.environ, args.repo, clock=lambda: datetime.now(UTC), on_wait=waits)
+        settings = load_policy(options.policy).settings
+        clock = lambda: datetime.now(UTC)  # noqa: E731
+        edge = github_edge(os.environ, args.repo, clock=clock, on_wait=waits, settings=settings)
+        hooks = GitHubHooks(edge.scope, edge.facts, run_url=run_url_of(os.environ), note=notes)
     serve = Serve(
         options,
-        facts=_facts(args.facts),
+        # Live facts when acting on GitHub; `--facts F` still wins (an offline rehearsal).
+        facts=edge.facts if edge and not args.facts else _facts(args.facts, login),
         crashpoint=crash_hook(os.environ),
         report=_print_error,
         github=edge.handlers() if edge else None,
+        hooks=hooks,
     )
     waits.to = serve.journal_wait
+    notes.to = serve.github_note
     serve.open()
     install_signal_handlers(serve)
     listener = None

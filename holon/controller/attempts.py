@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.pass_report import Pass
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
@@ -81,6 +82,7 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     if intent.type == "wait" and result.status == "succeeded":
         wait = p.put("wait", intent.id, "live", {**dict(intent.args), "subject": data["subject"]})
         p.ledger.track_wait(wait)
+    follow_effect_wait(p, intent, data["subject"], result)
 
 
 __all__ = ["KEPT_RESULT", "attempt", "perform", "settle"]

@@ -121,6 +121,9 @@ class PolicyDecider:
             head = _head_sha(env)
             if head:
                 args["head_sha"] = head
+        elif rule.do == "merge" and "sha" not in args and _head_sha(env):
+            # A merge is pinned to the head the event saw (docs/github.md, "Merging").
+            args["sha"] = _head_sha(env)
         return Decision(self.name, why, rule.name, [Proposal(rule.do, target, args, why)])
 
     def _special(

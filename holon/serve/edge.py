@@ -1,43 +1,61 @@
 """What `holon serve` acts on GitHub with when a token is configured: the client, the event
-repository's handle and the executor's GitHub handler, built from an environment mapping the
-caller passes in (the CLI passes the process environment; tests pass their own)."""
+repository's handle, the live facts (read by the decider, the guardrails and the merge alike) and
+the executor's GitHub handlers, built from an environment mapping the caller passes in (the CLI
+passes the process environment; tests pass their own) and the policy's settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic, TypeVar
 
+from holon.controller.policy import Settings
 from holon.errors import InvalidInput
+from holon.executor.handlers import Handler
 from holon.github.client import GitHubConfig, make_client
 from holon.github.effects import Scope
+from holon.github.facts import GitHubFacts
 from holon.github.handler import EFFECTS, GitHubHandler
+from holon.github.live import live_facts
+from holon.github.merge_handler import MergeHandler
 from holon.github.pygithub_repo import open_repo
 from holon.github.retry import Wait
 
+T = TypeVar("T")
 TOKEN_VARIABLE = "GITHUB_TOKEN"  # noqa: S105 (the variable's name, not a token)
 
 
-class WaitForward:
-    """The client's wait reports, passed on to whoever is set later (the serve made after it)."""
+class Forward(Generic[T]):
+    """Reports (the client's waits, failed writes), passed on to whoever is set later (the
+    serve made after the edge)."""
 
     def __init__(self) -> None:
-        self.to: Callable[[Wait], None] | None = None
+        self.to: Callable[[T], None] | None = None
 
-    def __call__(self, wait: Wait) -> None:
+    def __call__(self, item: T) -> None:
         if self.to is not None:
-            self.to(wait)
+            self.to(item)
+
+
+class WaitForward(Forward[Wait]):
+    """The client's wait reports."""
 
 
 @dataclass(frozen=True)
 class GitHubEdge:
     config: GitHubConfig
     repo: str
+    scope: Scope
+    facts: GitHubFacts
     handler: GitHubHandler
+    merge: MergeHandler
 
-    def handlers(self) -> dict[str, GitHubHandler]:
+    def handlers(self) -> dict[str, Handler]:
         """The executor's handlers this edge performs, by effect."""
-        return {name: self.handler for name in EFFECTS}
+        found: dict[str, Handler] = {name: self.handler for name in EFFECTS}
+        found["merge"] = self.merge
+        return found
 
 
 def wants_github(env: Mapping[str, str], *, dry_run: bool) -> bool:
@@ -51,6 +69,7 @@ def github_edge(
     *,
     clock: Callable[[], datetime],
     on_wait: Callable[[Wait], None],
+    settings: Settings,
     workflow: str = "holon",
 ) -> GitHubEdge:
     """The edge on `repo` (`--repo`, else `GITHUB_REPOSITORY`): effects land there only."""
@@ -63,4 +82,14 @@ def github_edge(
     config = GitHubConfig.from_env(env)
     client = make_client(config, on_wait=on_wait)
     scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow)
-    return GitHubEdge(config, repo, GitHubHandler(scope, clock))
+    facts = live_facts(config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait)
+    if facts is None:  # wants_github saw a token, so the configuration holds one
+        raise InvalidInput(f"acting on GitHub needs {TOKEN_VARIABLE}")
+    merge = MergeHandler(
+        scope,
+        facts,
+        clock,
+        hold_labels=settings.hold_labels,
+        wip_markers=settings.wip_markers,
+    )
+    return GitHubEdge(config, repo, scope, facts, GitHubHandler(scope, clock), merge)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -77,6 +77,16 @@ class ServeOptions:
     mention: str | None = "holon"
     repo: str | None = None
     listening: bool = False  # a receiver feeds the inbox: keep serving until stopped
+
+
+class PassHooks(Protocol):
+    """What the GitHub edge does around passes (`github_hooks.py`): outside the controller."""
+
+    def before_pass(self) -> None: ...
+
+    def wrap_run_skill(self, handler: Handler) -> Handler: ...
+
+    def after_pass(self, report: PassReport) -> None: ...
 
 
 def _replay_paths(paths: list[Path]) -> list[Path]:
@@ -132,9 +142,11 @@ class Serve:
         crashpoint: CrashPoint = no_crash,
         report: Callable[[str], None] = lambda line: None,
         github: Mapping[str, Handler] | None = None,
+        hooks: PassHooks | None = None,
     ) -> None:
         self.options = options
         self.github = github  # GitHub effects performed for real (None: offline)
+        self.hooks = hooks  # progress and check run around passes (None: offline)
         self.crashpoint = crashpoint
         self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
@@ -198,12 +210,15 @@ class Serve:
                 image=options.image,
                 describe=self._describe,
             )
+        executor = build_executor(
+            dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github
+        )
+        if self.hooks is not None and run_skill is not None:
+            executor.handlers["run_skill"] = self.hooks.wrap_run_skill(run_skill)
         self.controller = Controller(
             state=self.state,
             journals=journals,
-            executor=build_executor(
-                dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github
-            ),
+            executor=executor,
             decider=PolicyDecider(policy, self._facts),
             facts=self._facts,
             policy=policy,
@@ -216,6 +231,7 @@ class Serve:
             crashpoint=self.crashpoint,
             mention=options.mention,
         )
+        self._before_pass()
         self._account(self.controller.recover())
         if not self.controller.paused and self.controller.kept():
             # `holon serve resume` on a stopped serve leaves its kept events for this start.
@@ -277,6 +293,7 @@ class Serve:
             if name == "pause":
                 self.controller.pause(by, str(command.get("reason") or ""))
             elif name == "resume":
+                self._before_pass()
                 self._account(*self.controller.resume(by))
         if commands:
             self.checkpoint()
@@ -287,6 +304,17 @@ class Serve:
         self.report(f"holon serve: {line}")
         if self.controller is not None:
             entry = {"id": f"wait:{uuid.uuid4().hex}", "at": self.clock().isoformat(), "wait": line}
+            self.controller.journals.events.append(entry)
+
+    def github_note(self, text: str) -> None:
+        """A GitHub write around a pass that did not happen: said and journaled, never fatal."""
+        self.report(f"holon serve: {text}")
+        if self.controller is not None:
+            entry = {
+                "id": f"github:{uuid.uuid4().hex}",
+                "at": self.clock().isoformat(),
+                "note": text,
+            }
             self.controller.journals.events.append(entry)
 
     def _journal_broken(self, entry_id: str, error: str) -> None:
@@ -300,6 +328,7 @@ class Serve:
         assert self.controller is not None
         self.events += 1
         try:
+            self._before_pass()
             self._account(self.controller.handle(env))
         except Exception as exc:
             # A bug in Holon, not in the event: journal it, keep the traceback, go on.
@@ -314,8 +343,14 @@ class Serve:
         self._since_checkpoint += 1
         self._checkpoint_if_due()
 
+    def _before_pass(self) -> None:
+        if self.hooks is not None:
+            self.hooks.before_pass()
+
     def _account(self, *reports: PassReport) -> None:
         for report in reports:
+            if self.hooks is not None:
+                self.hooks.after_pass(report)
             self.tally.add(report)
             if self._answers:
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)

@@ -1,0 +1,100 @@
+"""`holon serve` announcing a skill run on GitHub: one progress comment, settled in place with the
+handoff however the run ends, and on a pull request the `Holon` check run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.github.merge_support import holon_pull, pull_of
+from tests.serve.github_serve import HELLO, REPO, TOKEN, comment_event, review_event, serve
+from tests.support.github_fake.loopback import LoopbackGitHub
+
+APP = "octoapp[bot]"  # the loopback GitHub's check runs are by its documented example's app
+FAILING = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+
+
+@pytest.fixture
+def app_server() -> Iterator[LoopbackGitHub]:
+    """The loopback GitHub writing as an app, so check runs are Holon's own."""
+    with LoopbackGitHub(token=TOKEN, login=APP) as server:
+        yield server
+    server.assert_clean()
+
+
+def _solve(server: Any, tmp_path: Path, agent: str, *, login: str) -> Any:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    event = comment_event(1, "/holon solve", "OWNER")
+    return serve(
+        server, tmp_path / "s", [event], "--workspace", str(workspace), "--agent", agent,
+        login=login,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "code", "outcome"), [(HELLO, 0, "finished"), (FAILING, 1, "failed")]
+)
+def test_one_progress_comment_becomes_the_handoff(
+    github_server: Any, tmp_path: Path, agent: str, code: int, outcome: str
+) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    run = _solve(github_server, tmp_path, agent, login="github-actions[bot]")
+    assert run.returncode == code, run.stderr
+    (comment,) = repo.comments.values()  # exactly one, by Holon
+    assert comment.user == "github-actions[bot]"
+    assert (
+        "<!-- holon:v1 subject=issue:1 workflow=holon skill=github-issue-solve -->" in comment.body
+    )
+    assert f"**Outcome:** `{outcome}`" in comment.body, comment.body
+    # Posted once (list, post), edited once with the handoff (list, edit).
+    assert github_server.count("issues/create-comment") == 1
+    assert github_server.count("issues/update-comment") == 1
+    assert github_server.count("issues/list-comments") == 2
+
+
+def test_a_pull_request_gets_the_holon_check_run_with_the_closures_conclusion(
+    app_server: LoopbackGitHub, tmp_path: Path
+) -> None:
+    repo = app_server.state.repos[REPO]
+    issue = holon_pull(repo)
+    sha = pull_of(issue).head_sha
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    event = review_event(2, sha, "commented", "/holon fix")
+    run = serve(
+        app_server, tmp_path / "s", [event], "--workspace", str(workspace), "--agent", HELLO,
+        login=APP,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (check,) = [c for c in repo.check_runs.values() if c["name"] == "Holon"]
+    assert (check["head_sha"], check["status"], check["conclusion"]) == (
+        sha,
+        "completed",
+        "success",
+    )
+    assert app_server.count("checks/create") == 1
+    assert app_server.count("checks/update") == 1
+    (comment,) = [c for c in repo.comments.values() if c.issue == 2]
+    assert "**Outcome:** `finished`" in comment.body
+
+
+def test_a_failed_progress_write_is_reported_and_the_run_goes_on(
+    github_server: Any, tmp_path: Path
+) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    github_server.fail("issues/create-comment", 403)  # the progress note; the handoff is posted
+    run = _solve(github_server, tmp_path, HELLO, login="github-actions[bot]")
+    assert run.returncode == 0, run.stderr
+    assert "progress not written (start)" in run.stderr
+    assert "issues: write" in run.stderr  # the permission named, in one line
+    events = (tmp_path / "s" / "events.ndjson").read_text()
+    assert "progress not written (start)" in events
+    (comment,) = repo.comments.values()
+    assert "**Outcome:** `finished`" in comment.body
