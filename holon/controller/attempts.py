@@ -4,6 +4,7 @@ attempts are spent, each attempt journaled, then settled in the state.
 The inflight record comes before the effect and the settlement after its journal line, so a
 crash between the two is reconciled on the next start (`recovery.py`) instead of being lost or
 repeated: an attempt already in the actions journal is taken from it, never performed again.
+A settled skill run that ran becomes a follow-up event (`follow_ups.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from holon.controller.effect_waits import follow_effect_wait
+from holon.controller.follow_ups import settled_run
 from holon.controller.pass_report import Pass
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
@@ -38,7 +40,12 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "subject": intent.target.subject(),
         "skill": intent.args.get("skill"),
         "head_sha": intent.args.get("head_sha"),
-        "automatic": env.command is None,
+        # A run Holon's own event decided (publishing a settled run) continues the work that
+        # run was admitted for: not a new automatic run (cooldown), not a new unit of work.
+        "automatic": env.command is None and env.via != "internal",
+        "continues": env.payload.get("intent") if env.via == "internal" else None,
+        # Who asked, for what follows from this intent (the settled run's event).
+        "actor": env.actor.model_dump(mode="json") if env.actor is not None else None,
         # Which event decided it, and when: what the subject's current unit of work is
         # measured from (ledger.current_unit).
         "event_id": intent.event_id,
@@ -79,6 +86,9 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     data = {**kept, "attempts": result.attempt, "result": summary}
     p.put("intent", intent.id, result.status, data)
     p.intents.append(intent)
+    if intent.type == "run_skill" and result.run_id is not None:
+        # A run that ran (not a dry run, not one refused before it started) is an event.
+        p.follow_ups.append(settled_run(intent, data, result, p.parts.clock()))
     if intent.type == "wait" and result.status == "succeeded":
         wait = p.put("wait", intent.id, "live", {**dict(intent.args), "subject": data["subject"]})
         p.ledger.track_wait(wait)

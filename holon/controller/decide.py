@@ -74,6 +74,10 @@ def _matches(rule: Rule, env: EventEnvelope, policy: Policy, facts: RepoFacts) -
         check = payload.get("check_suite") or payload.get("check_run") or {}
         if not isinstance(check, dict) or check.get("conclusion") not in rule.conclusion:
             return False
+    if rule.outcome and payload.get("run_outcome") not in rule.outcome:
+        return False
+    if rule.of_skill and payload.get("skill") not in rule.of_skill:
+        return False
     if rule.setting is not None and not getattr(policy.settings, rule.setting):
         return False
     if rule.holon_pr is not None:
@@ -117,7 +121,10 @@ class PolicyDecider:
             return self._special(rule, env, view, target, why)
         args: dict[str, Any] = dict(rule.args)
         if rule.do == "run_skill":
-            args = {"skill": rule.skill or "", "inputs": _inputs(env)}
+            args = {
+                "skill": rule.skill or "",
+                "inputs": {**_inputs(env), **_rule_inputs(rule, env)},
+            }
             head = _head_sha(env)
             if head:
                 args["head_sha"] = head
@@ -163,6 +170,18 @@ def _pr_target(env: EventEnvelope) -> Target:
 
 def _head_sha(env: EventEnvelope) -> str | None:
     return env.subject.head_sha if env.subject is not None else None
+
+
+def _rule_inputs(rule: Rule, env: EventEnvelope) -> dict[str, str]:
+    inputs: dict[str, str] = {}
+    for name, value in rule.inputs.items():
+        if not value.startswith("$"):
+            inputs[name] = value
+            continue
+        found = env.payload.get(value[1:])
+        if isinstance(found, str | int) and not isinstance(found, bool):
+            inputs[name] = str(found)
+    return inputs
 
 
 def _inputs(env: EventEnvelope) -> dict[str, str]:

@@ -157,7 +157,9 @@ def guard(
                 reason = ("duplicate", f"{skill} is already running on {subject}")
             elif skill in PER_SHA_SKILLS and sha and ledger.ran_for_sha(subject, skill, sha):
                 reason = ("duplicate", f"{skill} already ran on {subject} for {sha[:12]}")
-            elif env.command is None:
+            elif env.command is None and env.via != "internal":
+                # Holon's own event continues work already admitted (publishing a settled
+                # run): the cooldown between automatic runs does not hold it back.
                 last = ledger.last_automatic_run(subject)
                 if last is not None and now - last < cooldown:
                     reason = ("cooldown", f"{subject} is cooling down until {last + cooldown}")

@@ -227,7 +227,8 @@ def current_unit(records: list[Record]) -> list[Record]:
     """
     if not records:
         return []
-    runs = [r for r in records if r.data.get("type") == "run_skill"]
+    # A run that continues another's work (publishing it) starts no unit of its own.
+    runs = [r for r in records if r.data.get("type") == "run_skill" and not r.data.get("continues")]
     start = max(runs or records, key=_decided)
     since, event = _decided(start)[0], start.data.get("event_id")
     return [

@@ -24,6 +24,7 @@ from holon.closure.record import ClosureRecord
 from holon.controller.ledger import StateLedger
 from holon.controller.parts import LoadedState, Parts
 from holon.executor.result import ActionResult
+from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 from holon.state.model import Record, RecordKind, ServeState
 
@@ -49,6 +50,11 @@ class PassReport(BaseModel):
     )
     exit_code: int = Field(description="The most severe closure table row of its subjects.")
     job_conclusion: JobConclusion
+    follow_ups: list[EventEnvelope] = Field(
+        default_factory=list,
+        description="Holon's own events the pass made (a skill run settled), for the loop to "
+        "handle next, in order, like any event.",
+    )
 
 
 @dataclass
@@ -63,6 +69,7 @@ class Pass:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     intents: list[ActionIntent] = field(default_factory=list)
     results: list[ActionResult] = field(default_factory=list)
+    follow_ups: list[EventEnvelope] = field(default_factory=list)
     # Every subject settled, in order; None where the unit left no evidence (no closure).
     closures: dict[str, ClosureRecord | None] = field(default_factory=dict)
 
@@ -107,6 +114,7 @@ class Pass:
             closures=closures,
             exit_code=code,
             job_conclusion=job_conclusion_of(code),
+            follow_ups=self.follow_ups,
         )
 
 

@@ -101,11 +101,17 @@ class Rule(BaseModel):
     conclusion: list[str] = Field(default_factory=list)
     holon_pr: bool | None = None
     setting: Literal["auto_review", "allow_merge"] | None = None
+    # Of a settled skill run (`holon.run.settled`): its outcome, and the skill it ran.
+    outcome: list[str] = Field(default_factory=list)
+    of_skill: list[str] = Field(default_factory=list)
     do: Do
     skill: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
+    # A run_skill's inputs besides the subject's: a literal, or `$name` for the event payload's
+    # field `name` (`run: $run_id`); a field the payload lacks is left out.
+    inputs: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("on", "command", "conclusion", mode="before")
+    @field_validator("on", "command", "conclusion", "outcome", "of_skill", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _listify(value)

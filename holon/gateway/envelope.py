@@ -12,10 +12,13 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from holon.errors import InvalidInput
 from holon.gateway.commands import Command
 
 Authority = Literal["owner", "none", "unknown"]
-Via = Literal["actions", "webhook", "replay", "timer"]
+Via = Literal["actions", "webhook", "replay", "timer", "internal"]
+# Holon's own events (a skill run settled): made inside the controller's pass, never received.
+INTERNAL_PREFIX = "holon."
 
 
 class _Frozen(BaseModel):
@@ -61,6 +64,19 @@ class EventEnvelope(_Frozen):
     actor: Actor | None = None
     command: Command | None = None
     payload: dict[str, Any] = Field(description="The original payload, verbatim.")
+
+
+def is_internal(env: EventEnvelope) -> bool:
+    return env.via == "internal" or env.source == "holon" or env.type.startswith(INTERNAL_PREFIX)
+
+
+def from_outside(env: EventEnvelope, where: str) -> EventEnvelope:
+    """`env` as received from outside (a replay line, the inbox); InvalidInput for one that
+    claims to be Holon's own: an internal event carries authority already checked (the run it
+    reports was admitted), so one arriving from outside would be a forgery."""
+    if is_internal(env):
+        raise InvalidInput(f"{where}: {env.type} is Holon's own event type; it is never received")
+    return env
 
 
 def envelope_id(dedupe_key: str) -> str:

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from holon import jsonio
 from holon.errors import InvalidInput
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.envelope import EventEnvelope, from_outside
 from holon.gateway.github import normalize
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.validation import describe_validation_error
@@ -35,7 +35,7 @@ def parse_line(
         raise InvalidInput(f"{where}: expected a JSON object")
     if "dedupe_key" in data:
         try:
-            return EventEnvelope.model_validate(data)
+            return from_outside(EventEnvelope.model_validate(data), where)
         except ValidationError as exc:
             raise InvalidInput(describe_validation_error(where, exc)) from None
     event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from holon import jsonio
 from holon.errors import InvalidInput
 from holon.fsutil import open_regular
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.envelope import EventEnvelope, from_outside
 from holon.gateway.payload import MAX_PAYLOAD_BYTES
 from holon.validation import describe_validation_error
 
@@ -178,7 +178,7 @@ class Inbox:
         end = offset + length
         try:
             data = jsonio.load_object(raw, "inbox line")
-            return Taken(end, EventEnvelope.model_validate(data))
+            return Taken(end, from_outside(EventEnvelope.model_validate(data), "inbox line"))
         except InvalidInput as exc:
             return Taken(end, None, str(exc))
         except ValidationError as exc:

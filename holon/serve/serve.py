@@ -164,6 +164,9 @@ class Serve:
         self.broken = 0
         self.failed: list[str] = []  # events whose handling failed inside Holon
         self.tally = Tally()
+        # Holon's own events the passes made (a skill run settled): handled right after the
+        # pass that made them, before the next input, like any event (journaled, deduplicated).
+        self.follow_ups: list[EventEnvelope] = []
         # The subjects this run's passes settled, with their latest closure (None: no work on
         # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
         # receiver serving for months does not hold every subject it ever saw.
@@ -297,6 +300,7 @@ class Serve:
                 self._account(*self.controller.resume(by))
         if commands:
             self.checkpoint()
+        self.handle_follow_ups()
 
     def journal_wait(self, wait: Wait) -> None:
         """A wait the GitHub client sat through (a rate limit): journaled and said, never silent."""
@@ -342,6 +346,13 @@ class Serve:
             self.report(f"holon serve: {error}")
         self._since_checkpoint += 1
         self._checkpoint_if_due()
+        self.handle_follow_ups()
+
+    def handle_follow_ups(self) -> None:
+        """The follow-up events made so far, oldest first (each may make more: a chain ends
+        where the policy decides no run)."""
+        while self.follow_ups:
+            self.handle(self.follow_ups.pop(0))
 
     def _before_pass(self) -> None:
         if self.hooks is not None:
@@ -352,6 +363,7 @@ class Serve:
             if self.hooks is not None:
                 self.hooks.after_pass(report)
             self.tally.add(report)
+            self.follow_ups.extend(report.follow_ups)
             if self._answers:
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
@@ -375,6 +387,7 @@ class Serve:
         """Deliveries accepted earlier, the replay, then the inbox and ticks until stopped (or
         once)."""
         assert self.controller is not None
+        self.handle_follow_ups()  # of the runs recovery or a resume at start settled
         self.drain_inbox()
         for env in self.replay_events():
             self.apply_controls()

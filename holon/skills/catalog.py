@@ -33,12 +33,20 @@ class Skill(BaseModel):
     description: str
     inputs: list[SkillInput] = Field(default_factory=list)
     artifacts: list[str] = Field(default_factory=list)
+    # Performed by Holon itself on the host (publishing), never sent to an agent's container.
+    host: bool = False
 
 
 class SkillCatalog(Protocol):
     def names(self) -> frozenset[str]: ...
 
     def get(self, name: str) -> Skill | None: ...
+
+
+def host_skills(catalog: SkillCatalog) -> frozenset[str]:
+    """The skills Holon performs itself; the executor never hands them to the runner."""
+    found = (catalog.get(name) for name in catalog.names())
+    return frozenset(s.name for s in found if s is not None and s.host)
 
 
 class StaticCatalog:
