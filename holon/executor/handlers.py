@@ -88,6 +88,7 @@ class RunSkillHandler:
         agent: list[str] | None,
         image: str | None,
         describe: Callable[[str], str],
+        host: frozenset[str] = frozenset(),
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -96,6 +97,8 @@ class RunSkillHandler:
         self.agent = agent
         self.image = image
         self.describe = describe
+        # Host skills (publishing) run in Holon's own process with its token: never in an agent.
+        self.host = host
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -106,6 +109,9 @@ class RunSkillHandler:
         from holon.runner import RunRequest, run
 
         skill = str(intent.args["skill"])
+        if skill in self.host:
+            why = f"{skill} is a host skill: it is performed by Holon itself, never by an agent"
+            return result_of(intent, attempt, self.clock(), "failed", error=why)
         inputs: dict[str, str] = dict(intent.args.get("inputs") or {})
         spec = Spec.model_validate(
             {

@@ -49,7 +49,7 @@ from holon.github.retry import Wait
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
-from holon.skills.catalog import SkillCatalog, default_catalog
+from holon.skills.catalog import SkillCatalog, default_catalog, host_skills
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
 from holon.validation import describe_validation_error
@@ -212,6 +212,7 @@ class Serve:
                 agent=options.agent,
                 image=options.image,
                 describe=self._describe,
+                host=host_skills(self._catalog),
             )
         executor = build_executor(
             dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github

@@ -187,3 +187,17 @@ def test_a_run_that_cannot_start_is_failed_saying_why(tmp_path: Path) -> None:
     assert not calls.exists()
     assert (result.status, result.run_id) == ("failed", None)
     assert result.error == f"workspace is not a directory: {tmp_path / 'missing'}"
+
+
+def test_a_host_skill_is_never_sent_to_an_agent(tmp_path: Path) -> None:
+    from holon.skills.catalog import default_catalog, host_skills
+
+    assert "github-publish" in host_skills(default_catalog())
+    calls = tmp_path / "calls"
+    handler = run_skill_handler(tmp_path, python_agent(tmp_path, SUCCESS, calls=calls))
+    handler.host = host_skills(default_catalog())
+    act = intent("run_skill", {"skill": "github-publish", "inputs": {"run": "r1"}})
+    result = build_executor(dry_run=False, clock=clock, run_skill=handler).execute(act, 1)
+    assert result.status == "failed"
+    assert "host skill" in (result.error or "")
+    assert not calls.exists()  # no agent started
