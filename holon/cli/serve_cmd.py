@@ -199,7 +199,11 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
+    from holon.github.publish_handler import publish_handlers
     from holon.serve.edge import WaitForward, github_edge, wants_github
+    from holon.serve.runs import runs_dir_of
+
+    runs, utc_now = runs_dir_of(options.state_dir, options.runs_dir), lambda: datetime.now(UTC)
 
     edge = None
     waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
@@ -211,6 +215,8 @@ def main(args: argparse.Namespace) -> int:
         crashpoint=crash_hook(os.environ),
         report=_print_error,
         github=edge.handlers() if edge else None,
+        # Host skills (github-publish) act through the same edge, on runs of the runs dir.
+        hosted=publish_handlers(edge.config, edge.repo, runs, utc_now, waits) if edge else None,
     )
     waits.to = serve.journal_wait
     serve.open()

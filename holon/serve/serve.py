@@ -49,7 +49,7 @@ from holon.github.retry import Wait
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
-from holon.skills.catalog import SkillCatalog, default_catalog
+from holon.skills.catalog import SkillCatalog, default_catalog, host_skills
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
 from holon.validation import describe_validation_error
@@ -132,9 +132,11 @@ class Serve:
         crashpoint: CrashPoint = no_crash,
         report: Callable[[str], None] = lambda line: None,
         github: Mapping[str, Handler] | None = None,
+        hosted: Mapping[str, Handler] | None = None,
     ) -> None:
         self.options = options
         self.github = github  # GitHub effects performed for real (None: offline)
+        self.hosted = hosted  # host skills (github-publish) by name (None: offline)
         self.crashpoint = crashpoint
         self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
@@ -205,7 +207,12 @@ class Serve:
             state=self.state,
             journals=journals,
             executor=build_executor(
-                dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github
+                dry_run=options.dry_run,
+                clock=self.clock,
+                run_skill=run_skill,
+                github=self.github,
+                hosted=self.hosted,
+                host_skills=host_skills(self._catalog),
             ),
             decider=PolicyDecider(policy, self._facts),
             facts=self._facts,
