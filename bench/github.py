@@ -45,6 +45,7 @@ from typing import Any
 
 from bench._common import MIN_ROUNDS, BenchError, alternate
 from holon.cli.serve_cmd import _facts
+from holon.controller.policy import load_policy
 from holon.executor.result import ActionResult
 from holon.intent import ActionIntent
 from holon.serve.edge import github_edge
@@ -150,7 +151,8 @@ def run_serve(state: Path, github: Mapping[str, Any] | None) -> Run:
 
 
 def edge_handlers(url: str) -> dict[str, Any]:
-    edge = github_edge(environment(url), REPO, clock=_clock, on_wait=_no_wait)
+    settings = load_policy(None).settings
+    edge = github_edge(environment(url), REPO, clock=_clock, on_wait=_no_wait, settings=settings)
     return edge.handlers()
 
 

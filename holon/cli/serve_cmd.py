@@ -202,8 +202,12 @@ def main(args: argparse.Namespace) -> int:
     )
     from holon.controller.policy import load_policy
     from holon.github.client import GitHubConfig
+    from holon.github.publish_handler import publish_handlers
     from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
     from holon.serve.github_hooks import GitHubHooks, run_url_of
+    from holon.serve.runs import runs_dir_of
+
+    runs, utc_now = runs_dir_of(options.state_dir, options.runs_dir), lambda: datetime.now(UTC)
 
     edge, hooks = None, None
     waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
@@ -222,6 +226,8 @@ def main(args: argparse.Namespace) -> int:
         report=_print_error,
         github=edge.handlers() if edge else None,
         hooks=hooks,
+        # Host skills (github-publish) act through the same edge, on runs of the runs dir.
+        hosted=publish_handlers(edge.config, edge.repo, runs, utc_now, waits) if edge else None,
     )
     waits.to = serve.journal_wait
     notes.to = serve.github_note

@@ -24,7 +24,7 @@ from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
 from holon.controller.settlement import settle_closures
 from holon.errors import InvalidInput
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.envelope import EventEnvelope, is_internal
 from holon.gateway.restored import rederive
 from holon.intent import ActionIntent
 from holon.state.journal import Journal
@@ -85,6 +85,8 @@ def recheck(
         env = rederive(env, mention=p.parts.mention)
     except InvalidInput as exc:
         return intent, ("provenance", str(exc))
+    if is_internal(env) and not _settled_as_claimed(p, env, intent):
+        return intent, ("provenance", "the run its event reports did not settle as it says")
     parts = p.parts
     problem = authority_problem(env, parts.facts, parts.policy)
     if is_refusal_comment(intent, parts.policy):
@@ -100,6 +102,19 @@ def recheck(
         authority=problem,
     )
     return intent, ((refused[0].guard, refused[0].reason) if refused else None)
+
+
+def _settled_as_claimed(p: Pass, env: EventEnvelope, intent: ActionIntent) -> bool:
+    """Holon's own event is re-derived from nothing outside: what it reports (a run settled)
+    must be what the state holds, for the same subject, or it decides nothing on recovery."""
+    record = p.state.get("intent", str(env.payload.get("intent")))
+    result = record.data.get("result") if record is not None else None
+    return (
+        record is not None
+        and isinstance(result, dict)
+        and result.get("run_id") == env.payload.get("run_id")
+        and record.data.get("subject") == intent.target.subject()
+    )
 
 
 def refuse(p: Pass, record: Record, intent: ActionIntent | None, why: tuple[str, str]) -> None:

@@ -3,7 +3,7 @@ whose error names the exception's class, never its message."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 
 from holon.errorlog import log_traceback
@@ -15,6 +15,7 @@ from holon.executor.handlers import (
     RunSkillHandler,
 )
 from holon.executor.result import ActionResult
+from holon.executor.routing import SkillRouter
 from holon.intent import ActionIntent
 
 INTERNAL = ("wait", "noop")
@@ -49,10 +50,14 @@ def build_executor(
     clock: Callable[[], datetime],
     run_skill: RunSkillHandler | None,
     github: Mapping[str, Handler] | None = None,
+    hosted: Mapping[str, Handler] | None = None,
+    host_skills: Collection[str] = (),
 ) -> Executor:
     """Dry run: every external effect journaled, none performed. Otherwise GitHub effects go
     through `github` (effect name -> the GitHub edge's handler, when a token is configured) or
-    fail saying why."""
+    fail saying why; skill runs go to the runner, except host skills (`host_skills`, the
+    catalog's `host: true`), which go to `hosted` (skill -> Holon's own handler) or, without
+    one, are journaled as a dry run."""
     handlers: dict[str, Handler] = {name: InternalHandler(clock) for name in INTERNAL}
     if dry_run:
         dry = DryRunHandler(clock)
@@ -63,7 +68,13 @@ def build_executor(
         )
         handlers.update({name: missing for name in GITHUB})
         handlers.update({k: v for k, v in (github or {}).items() if k in GITHUB})
-        handlers["run_skill"] = run_skill or NotConfiguredHandler(
+        runner = run_skill or NotConfiguredHandler(
             clock, "no agent configured for skill runs: pass --agent or --image"
         )
+        # No GitHub edge (no token): there is nowhere to publish, so a host skill is journaled
+        # as the exact effect it would perform, as a dry run would, and never reaches a runner.
+        unhosted = DryRunHandler(clock)
+        routes: dict[str, Handler] = {name: unhosted for name in host_skills}
+        routes.update(hosted or {})
+        handlers["run_skill"] = SkillRouter(runner, routes) if routes else runner
     return Executor(handlers, clock)

@@ -143,10 +143,12 @@ class Serve:
         report: Callable[[str], None] = lambda line: None,
         github: Mapping[str, Handler] | None = None,
         hooks: PassHooks | None = None,
+        hosted: Mapping[str, Handler] | None = None,
     ) -> None:
         self.options = options
         self.github = github  # GitHub effects performed for real (None: offline)
         self.hooks = hooks  # progress and check run around passes (None: offline)
+        self.hosted = hosted  # host skills (github-publish) by name (None: offline)
         self.crashpoint = crashpoint
         self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
@@ -215,10 +217,18 @@ class Serve:
                 host=host_skills(self._catalog),
             )
         executor = build_executor(
-            dry_run=options.dry_run, clock=self.clock, run_skill=run_skill, github=self.github
+            dry_run=options.dry_run,
+            clock=self.clock,
+            run_skill=run_skill,
+            github=self.github,
+            hosted=self.hosted,
+            host_skills=host_skills(self._catalog),
         )
         if self.hooks is not None and run_skill is not None:
-            executor.handlers["run_skill"] = self.hooks.wrap_run_skill(run_skill)
+            # Wrap what the executor routes run_skill to (the runner, or a host skill's handler).
+            executor.handlers["run_skill"] = self.hooks.wrap_run_skill(
+                executor.handlers["run_skill"]
+            )
         self.controller = Controller(
             state=self.state,
             journals=journals,

@@ -38,6 +38,20 @@ def review_event(
     return {"event": "pull_request_review", "delivery": f"r-{ident}", "payload": payload}
 
 
+def without_publishing(directory: Path) -> Path:
+    """The built-in policy without its publishing rule: for tests of what a run does on GitHub
+    before publishing (facts, progress, checks), whose scratch workspaces have no commit to
+    publish from (tests/serve/test_serve_publish.py covers publishing)."""
+    text = (
+        Path(__file__).resolve().parents[2] / "holon/controller/default_policy.yaml"
+    ).read_text()
+    start = text.index("  - name: publish-settled-run")
+    end = text.index("  - name: ", start + 1)
+    path = directory / "no-publish-policy.yaml"
+    path.write_text(text[:start] + text[end:])
+    return path
+
+
 def serve(
     server: Any,
     state: Path,
@@ -56,6 +70,8 @@ def serve(
     argv = holon_argv(
         "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO
     )
+    if "--policy" not in extra:
+        argv += ["--policy", str(without_publishing(state.parent))]
     return subprocess.run([*argv, *extra], env=env, capture_output=True, text=True, timeout=120)
 
 

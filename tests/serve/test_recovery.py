@@ -95,8 +95,12 @@ def test_skill_run_is_never_run_twice(tmp_path: Path, point: str) -> None:
     assert (outputs / runs_before[0] / "run.json").is_file()
     assert not list(state.rglob("run.json"))
     actions = _lines(state / "actions.ndjson")
-    run_actions = [a for a in actions if a["type"] == "run_skill"]
+    run_actions = [a for a in actions if a["type"] == "run_skill" and not a["dry_run"]]
     assert len({a["id"] for a in run_actions}) == len(run_actions)
+    # The settled runs' publishes, without a token journaled as the effects they would perform.
+    publish = [a for a in actions if a["type"] == "run_skill" and a["dry_run"]]
+    assert publish
+    assert {a["effect"]["skill"] for a in publish} == {"github-publish"}
     assert all(a["status"] == "succeeded" for a in run_actions)
     assert len(run_actions) == len(runs)
     assert "inflight" not in _settled(state).values()

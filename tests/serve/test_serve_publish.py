@@ -1,0 +1,90 @@
+"""`holon serve` end to end, as its own process, with a token against the loopback GitHub and a
+real local agent: `/holon solve` on an issue runs the agent, the settled run becomes
+`holon.run.settled`, the default policy publishes it, and the issue gets one commit on
+`holon/issue-1` and a draft pull request (docs/github.md, "Wiring")."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.gateway.conftest import example
+from tests.github.publish_support import seed
+from tests.serve.conftest import holon_argv, serve_env
+
+REPO = "octocat/Hello-World"
+TOKEN = "ghs_" + "f" * 36  # the github_server fixture's token
+HOLON = "github-actions[bot]"
+AGENT = """
+import json, os, pathlib
+ws = pathlib.Path(os.environ["HOLON_WORKSPACE_DIR"])
+out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
+(ws / "tracked.txt").write_text("line 1\\nfixed by the agent\\n")
+(out / "summary.md").write_text("Fixed it.")
+(out / "manifest.json").write_text(json.dumps({"status": "completed", "outcome": "success"}))
+"""
+
+
+def _solve_comment() -> dict[str, Any]:
+    payload = example("issue_comment", "created")
+    payload["comment"].update(id=7, body="/holon solve", author_association="OWNER")
+    payload["repository"]["full_name"] = REPO
+    payload["issue"]["number"] = 1
+    return {"event": "issue_comment", "delivery": "d-7", "payload": payload}
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    workspace = make_repo(dirty=False)
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start", user="octocat")
+    base = seed(repo, {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()})
+    head = subprocess.run(
+        ["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    # GitHub holds the commit the workspace is at (in Actions the checkout came from it).
+    repo.objects[head] = repo.objects[base]
+    repo.refs["heads/main"] = head
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    replay = tmp_path / "replay.ndjson"
+    replay.write_text(json.dumps(_solve_comment()) + "\n")
+    state = tmp_path / "s"
+    env = serve_env(
+        GITHUB_TOKEN=TOKEN,
+        GITHUB_API_URL=github_server.url,
+        HOLON_GITHUB_LOGIN=HOLON,
+        HOLON_GITHUB_WRITE_SPACING="0",
+    )
+    argv = holon_argv(
+        "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO,
+        "--workspace", str(workspace), "--agent", shlex.join([sys.executable, str(agent)]),
+    )  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = [e["type"] for e in _lines(state / "events.ndjson") if "type" in e]
+    assert events == ["github.issue_comment.created", "holon.run.settled"]
+    skills = [
+        i["args"]["skill"] for d in _lines(state / "decisions.ndjson") for i in d["intents"]
+    ]  # fmt: skip
+    assert skills == ["github-issue-solve", "github-publish"]
+    (pull,) = [i for i in repo.issues.values() if i.pull is not None]
+    assert pull.pull is not None
+    assert (pull.pull.head, pull.pull.base, pull.pull.draft) == ("holon/issue-1", "main", True)
+    commit = repo.refs["heads/holon/issue-1"]
+    data = repo.objects[repo.files(commit)["tracked.txt"]["sha"]]["data"]
+    assert data == b"line 1\nfixed by the agent\n"
+    published = _lines(state / "actions.ndjson")[-1]
+    assert (published["output"]["number"], published["output"]["sha"]) == (pull.number, commit)
+    assert published["run_outcome"] == "success"
+    assert TOKEN not in done.stdout + done.stderr
