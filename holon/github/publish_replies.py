@@ -16,17 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 import github
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from holon.errors import InvalidInput
-from holon.github.errors import PublishError
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
-from holon.github.publish_request import PublishRequest
-from holon.jsonio import load_object
+from holon.github.publish_request import PublishRequest, read_document
 from holon.markdown import prose
-from holon.validation import describe_validation_error
 
 
 class Reply(BaseModel):
@@ -43,12 +39,7 @@ class RepliesDoc(BaseModel):
 
 
 def read_replies(raw: bytes) -> RepliesDoc:
-    try:
-        return RepliesDoc.model_validate(load_object(raw, "replies.json"))
-    except InvalidInput as exc:
-        raise PublishError("bad-input", str(exc)) from None
-    except ValidationError as exc:
-        raise PublishError("bad-input", describe_validation_error("replies.json", exc)) from None
+    return read_document(RepliesDoc, raw, "replies.json")
 
 
 def post_replies(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from holon.errors import InvalidInput
+from holon.github.errors import PublishError
 from holon.github.publish_names import (
     SHA,
     branch_problem,
@@ -15,6 +17,10 @@ from holon.github.publish_names import (
     valid_skill,
 )
 from holon.github.publish_text import Actor
+from holon.jsonio import load_object
+from holon.validation import describe_validation_error
+
+DocT = TypeVar("DocT", bound=BaseModel)
 
 
 class PublishRequest(BaseModel):
@@ -83,3 +89,14 @@ class PublishRequest(BaseModel):
         if self.kind == "issue" and self.base_branch is None:
             raise ValueError("an issue's pull request needs base_branch")
         return self
+
+
+def read_document(model: type[DocT], raw: bytes, name: str) -> DocT:
+    """An agent-written JSON artifact (review.json, replies.json) as `model`; PublishError
+    ("bad-input") naming what is wrong, in one line."""
+    try:
+        return model.model_validate(load_object(raw, name))
+    except InvalidInput as exc:
+        raise PublishError("bad-input", str(exc)) from None
+    except ValidationError as exc:
+        raise PublishError("bad-input", describe_validation_error(name, exc)) from None

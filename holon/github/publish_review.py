@@ -22,18 +22,15 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 
 import github
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from holon.errors import InvalidInput
-from holon.github.errors import PublishError, Rejected
+from holon.github.errors import Rejected
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_names import path_problem
-from holon.github.publish_request import PublishRequest
-from holon.jsonio import load_object
+from holon.github.publish_request import PublishRequest, read_document
 from holon.markdown import code, inline, prose
-from holon.validation import describe_validation_error
 
 BODY_LIMIT = 60_000
 
@@ -67,12 +64,7 @@ class ReviewDoc(BaseModel):
 
 def read_review(raw: bytes) -> ReviewDoc:
     """review.json as a ReviewDoc; PublishError("bad-input") naming what is wrong."""
-    try:
-        return ReviewDoc.model_validate(load_object(raw, "review.json"))
-    except InvalidInput as exc:
-        raise PublishError("bad-input", str(exc)) from None
-    except ValidationError as exc:
-        raise PublishError("bad-input", describe_validation_error("review.json", exc)) from None
+    return read_document(ReviewDoc, raw, "review.json")
 
 
 def post_review(
