@@ -25,12 +25,13 @@ from holon.github.publish_api import RepoApi
 from holon.github.publish_apply import apply_patch
 from holon.github.publish_checks import check_declared, pull_branch
 from holon.github.publish_git import build_tree, fetch_blob, make_commit, read_base
-from holon.github.publish_names import branch_for, branch_problem
+from holon.github.publish_names import branch_for
 from holon.github.publish_patch import FileChange, parse_patch
 from holon.github.publish_pr import PullResult, open_or_update
 from holon.github.publish_ref import BranchPlan, move_branch, plan_branch
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_text import commit_message, pr_body, title
+from holon.refnames import branch_problem
 
 MIB = 1024 * 1024
 

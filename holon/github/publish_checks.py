@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from holon.github.errors import PublishError
 from holon.github.publish_api import RepoApi
-from holon.github.publish_names import WORKFLOWS, branch_problem, is_workflow, path_problem
+from holon.github.publish_names import WORKFLOWS, is_workflow, path_problem
 from holon.github.publish_patch import FileChange
 from holon.github.publish_request import PublishRequest
+from holon.refnames import branch_problem
 from holon.terminal import line
 
 _KINDS = {"120000": "a symbolic link", "160000": "a submodule"}

@@ -7,7 +7,8 @@ Paths come from the agent's `diff.patch`, so they are hostile until checked: abs
 system would honour (`.GIT`, `.git.`, `git~1`), backslashes (a separator on Windows checkouts),
 control characters and text that is not UTF-8 are all refused. Branch names are held to git's
 `check-ref-format` rules and, stricter, to the alphabet `A-Z a-z 0-9 . _ / -`: no space, no
-shell metacharacter, no newline, nothing a later tool could read as an option.
+shell metacharacter, no newline, nothing a later tool could read as an option
+(`holon.refnames.branch_problem`, shared with the policy's check of `branch_template`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ import re
 
 WORKFLOWS = ".github/workflows/"
 MAX_PATH = 4096
-MAX_BRANCH = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SHORT_NAME = re.compile(r"git~\d+")  # the NTFS 8.3 alias of `.git`
-_BRANCH = re.compile(r"[A-Za-z0-9._/-]+")
 _REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -53,20 +52,6 @@ def path_problem(path: str) -> str | None:
 def is_workflow(path: str) -> bool:
     """A GitHub Actions workflow file (any case: a refusal costs nothing when it is not one)."""
     return path.lower().startswith(WORKFLOWS)
-
-
-def branch_problem(name: str) -> str | None:
-    """Why `name` is not a branch Holon pushes to; None when it is one."""
-    if not name or len(name) > MAX_BRANCH:
-        return f"must have 1 to {MAX_BRANCH} characters"
-    if not _BRANCH.fullmatch(name):
-        return "may hold only letters, digits and `. _ / -`"
-    if name.startswith(("-", "/")) or name.endswith(("/", ".")) or ".." in name or "//" in name:
-        return "may not start with `-` or `/`, end with `/` or `.`, or hold `..` or `//`"
-    for part in name.split("/"):
-        if part.startswith(".") or part.endswith(".lock"):
-            return "no component may start with `.` or end with `.lock`"
-    return None
 
 
 def branch_for(template: str, kind: str, number: int) -> str:

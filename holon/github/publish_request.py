@@ -10,7 +10,6 @@ from holon.errors import InvalidInput
 from holon.github.errors import PublishError
 from holon.github.publish_names import (
     SHA,
-    branch_problem,
     valid_login,
     valid_repo,
     valid_run_id,
@@ -18,6 +17,7 @@ from holon.github.publish_names import (
 )
 from holon.github.publish_text import Actor
 from holon.jsonio import load_object
+from holon.refnames import branch_problem
 from holon.validation import describe_validation_error
 
 DocT = TypeVar("DocT", bound=BaseModel)
