@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from holon import jsonio
+from holon.controller.publish_settings import PublishSettings
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
@@ -79,6 +80,8 @@ class Settings(BaseModel):
     # What holds a merge back (docs/github.md, "Merging"): labels, and title markers.
     hold_labels: list[str] = Field(default_factory=lambda: ["hold", "do-not-merge"])
     wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
+    # What publishing a settled run may do (holon/controller/publish_settings.py).
+    publish: PublishSettings = Field(default_factory=PublishSettings)
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod
