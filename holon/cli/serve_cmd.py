@@ -226,8 +226,13 @@ def main(args: argparse.Namespace) -> int:
         report=_print_error,
         github=edge.handlers() if edge else None,
         hooks=hooks,
-        # Host skills (github-publish) act through the same edge, on runs of the runs dir.
-        hosted=publish_handlers(edge.config, edge.repo, runs, utc_now, waits) if edge else None,
+        # Host skills (github-publish) act through the same edge, on runs of the runs dir, as
+        # the policy's settings.publish allows.
+        hosted=(
+            publish_handlers(edge.config, edge.repo, runs, utc_now, waits, edge.publish)
+            if edge
+            else None
+        ),
     )
     waits.to = serve.journal_wait
     notes.to = serve.github_note

@@ -1,7 +1,8 @@
 """What `holon serve` acts on GitHub with when a token is configured: the client, the event
-repository's handle, the live facts (read by the decider, the guardrails and the merge alike) and
-the executor's GitHub handlers, built from an environment mapping the caller passes in (the CLI
-passes the process environment; tests pass their own) and the policy's settings."""
+repository's handle, the live facts (read by the decider, the guardrails and the merge alike),
+the executor's GitHub handlers and what publishing may do (`settings.publish`), built from an
+environment mapping the caller passes in (the CLI passes the process environment; tests pass
+their own) and the policy's settings."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from holon.github.facts import GitHubFacts
 from holon.github.handler import EFFECTS, GitHubHandler
 from holon.github.live import live_facts
 from holon.github.merge_handler import MergeHandler
+from holon.github.publish import PublishPolicy
 from holon.github.pygithub_repo import open_repo
 from holon.github.retry import Wait
 
@@ -50,6 +52,7 @@ class GitHubEdge:
     facts: GitHubFacts
     handler: GitHubHandler
     merge: MergeHandler
+    publish: PublishPolicy  # for the host skill github-publish (publish_handlers)
 
     def handlers(self) -> dict[str, Handler]:
         """The executor's handlers this edge performs, by effect."""
@@ -92,4 +95,6 @@ def github_edge(
         hold_labels=settings.hold_labels,
         wip_markers=settings.wip_markers,
     )
-    return GitHubEdge(config, repo, scope, facts, GitHubHandler(scope, clock), merge)
+    # The marker's workflow name is the edge's, as every other effect's; the rest is the policy's.
+    publish = PublishPolicy(**settings.publish.model_dump(), workflow=workflow)
+    return GitHubEdge(config, repo, scope, facts, GitHubHandler(scope, clock), merge, publish)

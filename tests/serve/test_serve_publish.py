@@ -6,6 +6,7 @@ real local agent: `/holon solve` on an issue runs the agent, the settled run bec
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -42,10 +43,10 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
-    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
-) -> None:
-    workspace = make_repo(dirty=False)
+def _serve_solve(
+    github_server: Any, tmp_path: Path, workspace: Path, agent_source: str, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`/holon solve` on issue 1, replayed to `holon serve` with `agent_source` as the agent."""
     repo = github_server.state.repos[REPO]
     repo.add_issue("Crash on start", user="octocat")
     base = seed(repo, {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()})
@@ -56,7 +57,7 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     repo.objects[head] = repo.objects[base]
     repo.refs["heads/main"] = head
     agent = tmp_path / "agent.py"
-    agent.write_text(AGENT)
+    agent.write_text(agent_source)
     replay = tmp_path / "replay.ndjson"
     replay.write_text(json.dumps(_solve_comment()) + "\n")
     state = tmp_path / "s"
@@ -69,8 +70,17 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     argv = holon_argv(
         "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO,
         "--workspace", str(workspace), "--agent", shlex.join([sys.executable, str(agent)]),
+        *extra,
     )  # fmt: skip
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    return done, state
+
+
+def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    done, state = _serve_solve(github_server, tmp_path, make_repo(dirty=False), AGENT)
+    repo = github_server.state.repos[REPO]
     assert done.returncode == 0, done.stderr
     events = [e["type"] for e in _lines(state / "events.ndjson") if "type" in e]
     assert events == ["github.issue_comment.created", "holon.run.settled"]
@@ -88,3 +98,44 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     assert (published["output"]["number"], published["output"]["sha"]) == (pull.number, commit)
     assert published["run_outcome"] == "success"
     assert TOKEN not in done.stdout + done.stderr
+
+
+def _policy_publishing(directory: Path, **values: str) -> Path:
+    """The built-in policy with `settings.publish` keys set to `values` (YAML text)."""
+    built_in = Path(__file__).resolve().parents[2] / "holon/controller/default_policy.yaml"
+    text = built_in.read_text()
+    for key, value in values.items():
+        text, count = re.subn(rf"(?m)^    {key}: [^#\n]*", f"    {key}: {value} ", text)
+        assert count == 1, key
+    path = directory / "publish-policy.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_policy_files_branch_template_and_workflow_permission_take_effect(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    agent = AGENT + (
+        "(ws / '.github' / 'workflows').mkdir(parents=True)\n"
+        "(ws / '.github' / 'workflows' / 'ci.yml').write_text('on: push\\n')\n"
+    )
+    policy = _policy_publishing(
+        tmp_path,
+        branch_template='"bots/{number}/{kind}"',
+        allow_workflow_changes="true",
+        draft="false",
+    )
+    done, state = _serve_solve(
+        github_server, tmp_path, make_repo(dirty=False), agent, "--policy", str(policy)
+    )
+    assert done.returncode == 0, done.stderr
+    repo = github_server.state.repos[REPO]
+    assert "heads/holon/issue-1" not in repo.refs
+    commit = repo.refs["heads/bots/1/issue"]
+    files = repo.files(commit)
+    assert repo.objects[files[".github/workflows/ci.yml"]["sha"]]["data"] == b"on: push\n"
+    (pull,) = [i for i in repo.issues.values() if i.pull is not None]
+    assert pull.pull is not None
+    assert (pull.pull.head, pull.pull.draft) == ("bots/1/issue", False)
+    published = _lines(state / "actions.ndjson")[-1]
+    assert (published["status"], published["output"]["sha"]) == ("succeeded", commit)
