@@ -227,7 +227,11 @@ def main(args: argparse.Namespace) -> int:
         github=edge.handlers() if edge else None,
         hooks=hooks,
         # Host skills (github-publish) act through the same edge, on runs of the runs dir.
-        hosted=publish_handlers(edge.config, edge.repo, runs, utc_now, waits) if edge else None,
+        hosted=(
+            publish_handlers(edge.config, edge.repo, runs, utc_now, waits, client=edge.client)
+            if edge
+            else None
+        ),
     )
     waits.to = serve.journal_wait
     notes.to = serve.github_note

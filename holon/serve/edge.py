@@ -1,7 +1,11 @@
 """What `holon serve` acts on GitHub with when a token is configured: the client, the event
 repository's handle, the live facts (read by the decider, the guardrails and the merge alike) and
 the executor's GitHub handlers, built from an environment mapping the caller passes in (the CLI
-passes the process environment; tests pass their own) and the policy's settings."""
+passes the process environment; tests pass their own) and the policy's settings.
+
+One client serves them all (and publishing, `publish_handlers(client=edge.client)`): write
+spacing and rate-limit waits are per token, so they must be kept by one requester, not one per
+caller (two clients would each space their own writes and send them back to back)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, TypeVar
+
+import github
 
 from holon.controller.policy import Settings
 from holon.errors import InvalidInput
@@ -45,6 +51,7 @@ class WaitForward(Forward[Wait]):
 @dataclass(frozen=True)
 class GitHubEdge:
     config: GitHubConfig
+    client: github.Github  # the one requester facts, effects and publishing go through
     repo: str
     scope: Scope
     facts: GitHubFacts
@@ -82,7 +89,9 @@ def github_edge(
     config = GitHubConfig.from_env(env)
     client = make_client(config, on_wait=on_wait)
     scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow)
-    facts = live_facts(config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait)
+    facts = live_facts(
+        config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait, client=client
+    )
     if facts is None:  # wants_github saw a token, so the configuration holds one
         raise InvalidInput(f"acting on GitHub needs {TOKEN_VARIABLE}")
     merge = MergeHandler(
@@ -92,4 +101,4 @@ def github_edge(
         hold_labels=settings.hold_labels,
         wip_markers=settings.wip_markers,
     )
-    return GitHubEdge(config, repo, scope, facts, GitHubHandler(scope, clock), merge)
+    return GitHubEdge(config, client, repo, scope, facts, GitHubHandler(scope, clock), merge)
