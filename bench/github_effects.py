@@ -24,6 +24,7 @@ from bench.github_ledger import Ledger
 from bench.github_limits import Limit
 from holon.contract.spec import Spec
 from holon.executor.handlers import result_of
+from holon.executor.result import ActionResult
 from holon.github.publish_handler import publish_handlers
 from holon.intent import ActionIntent, Target, make_intent
 from holon.runner import RunRequest, run
@@ -221,9 +222,9 @@ def perform(edge: Any, ledger: Ledger, runs: Path, head: str) -> None:
         raise BenchError("the dispatch failed")
 
 
-def _ran(action: ActionIntent, attempt: int) -> Any:
+def _ran(intent: ActionIntent, attempt: int) -> ActionResult:
     """A skill run that costs no call (the agent is not the edge's cost)."""
-    return result_of(action, attempt, NOW, "failed", error="bench: no agent")
+    return result_of(intent, attempt, NOW, "failed", error="bench: no agent")
 
 
 def _charged_publish(ledger: Ledger, hosted: Any, row: str) -> Callable[..., Any]:
