@@ -226,10 +226,12 @@ def main(args: argparse.Namespace) -> int:
         report=_print_error,
         github=edge.handlers() if edge else None,
         hooks=hooks,
-        # Host skills (github-publish) act through the same edge, on runs of the runs dir, as
-        # the policy's settings.publish allows.
+        # Host skills (github-publish) act through the same edge and client, on runs of the
+        # runs dir, as the policy's settings.publish allows.
         hosted=(
-            publish_handlers(edge.config, edge.repo, runs, utc_now, waits, edge.publish)
+            publish_handlers(
+                edge.config, edge.repo, runs, utc_now, waits, edge.publish, client=edge.client
+            )
             if edge
             else None
         ),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import github
+
 from holon.github.client import GitHubConfig, make_client
 from holon.github.facts import GitHubFacts
 from holon.github.rest import RestAccess
@@ -21,13 +23,16 @@ def live_facts(
     *,
     allowed_bots: Iterable[str] = (),
     on_wait: OnWait | None = None,
+    client: github.Github | None = None,
 ) -> GitHubFacts | None:
-    """GitHubFacts over a client for `config`, or None when no token is set."""
+    """GitHubFacts over `client` (else a new one for `config`), or None when no token is set.
+    Pass the effects' client so reads and writes share one requester: one write-spacing clock
+    and one rate-limit state per token."""
     if config.token is None:
         return None
     run_id = env.get("GITHUB_RUN_ID", "") if env.get("GITHUB_ACTIONS") == "true" else ""
     return GitHubFacts(
-        RestAccess(make_client(config, on_wait=on_wait)),
+        RestAccess(client or make_client(config, on_wait=on_wait)),
         login=config.login,
         allowed_bots=allowed_bots,
         own_run_id=run_id if run_id.isascii() and run_id.isdigit() else None,

@@ -169,9 +169,11 @@ def publish_handlers(
     clock: Callable[[], datetime],
     on_wait: OnWait | None = None,
     policy: PublishPolicy | None = None,
+    client: github.Github | None = None,
 ) -> dict[str, Handler]:
-    """The host skills this edge performs, by skill name, for `build_executor(hosted=...)`."""
-    gh = make_client(config, on_wait=on_wait)
+    """The host skills this edge performs, by skill name, for `build_executor(hosted=...)`,
+    through `client` (the edge's, so writes are spaced on one clock) or a new one."""
+    gh = client or make_client(config, on_wait=on_wait)
     return {SKILL: PublishHandler(gh, repo, config.login, runs_dir, clock, policy)}
 
 

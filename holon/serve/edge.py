@@ -2,7 +2,11 @@
 repository's handle, the live facts (read by the decider, the guardrails and the merge alike),
 the executor's GitHub handlers and what publishing may do (`settings.publish`), built from an
 environment mapping the caller passes in (the CLI passes the process environment; tests pass
-their own) and the policy's settings."""
+their own) and the policy's settings.
+
+One client serves them all (and publishing, `publish_handlers(client=edge.client)`): write
+spacing and rate-limit waits are per token, so they must be kept by one requester, not one per
+caller (two clients would each space their own writes and send them back to back)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, TypeVar
+
+import github
 
 from holon.controller.policy import Settings
 from holon.errors import InvalidInput
@@ -47,6 +53,7 @@ class WaitForward(Forward[Wait]):
 @dataclass(frozen=True)
 class GitHubEdge:
     config: GitHubConfig
+    client: github.Github  # the one requester facts, effects and publishing go through
     repo: str
     scope: Scope
     facts: GitHubFacts
@@ -85,7 +92,9 @@ def github_edge(
     config = GitHubConfig.from_env(env)
     client = make_client(config, on_wait=on_wait)
     scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow)
-    facts = live_facts(config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait)
+    facts = live_facts(
+        config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait, client=client
+    )
     if facts is None:  # wants_github saw a token, so the configuration holds one
         raise InvalidInput(f"acting on GitHub needs {TOKEN_VARIABLE}")
     merge = MergeHandler(
@@ -97,4 +106,6 @@ def github_edge(
     )
     # The marker's workflow name is the edge's, as every other effect's; the rest is the policy's.
     publish = PublishPolicy(**settings.publish.model_dump(), workflow=workflow)
-    return GitHubEdge(config, repo, scope, facts, GitHubHandler(scope, clock), merge, publish)
+    return GitHubEdge(
+        config, client, repo, scope, facts, GitHubHandler(scope, clock), merge, publish
+    )

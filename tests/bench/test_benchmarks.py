@@ -43,5 +43,35 @@ def test_listener_benchmark_runs(tmp_path: Path) -> None:
     assert listener.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
 
 
-def test_github_benchmark_runs(tmp_path: Path) -> None:
+def test_github_benchmark_runs_and_meets_the_documented_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Quick mode judges the calls and the retries (exit 1 on a FAIL), not the CPU.
     assert github.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS    no effect uses more calls than documented" in out
+    assert "PASS    a retried effect costs at most 1 extra look-up" in out
+    assert "OVER" not in out
+    rows = [line.strip() for line in out.splitlines()]
+    for effect in (
+        "comment (",
+        "progress (start)",
+        "progress (settle)",
+        "check run (start)",
+        "check run (settle)",
+        "label [",
+        "label (present)",
+        "unlabel [",
+        "unlabel (absent)",
+        "close_issue [",
+        "request_review [",
+        "dispatch",
+        "merge [",
+        "merge (merged already)",
+        "publish (issue run) [",
+        "publish (review) [",
+        "facts: an actor's permission",
+        "facts: a pull request",
+        "facts: checks on a sha",
+    ):
+        assert any(row.startswith(effect) for row in rows), effect
