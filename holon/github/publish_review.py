@@ -25,6 +25,7 @@ import github
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from holon.github.errors import Rejected
+from holon.github.logins import require_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
@@ -75,7 +76,8 @@ def post_review(
     workflow: str = "holon",
 ) -> EffectOutcome:
     """3 calls: the pull request, its reviews, the review (4 when its line comments are
-    refused and it is posted again with them in its body)."""
+    refused and it is posted again with them in its body); none without Holon's login."""
+    login = require_login(login, "review")
     api = RepoApi(gh, request.repo)
     number, sha = request.number, request.base_sha
     pull = api.call("pulls/get", "GET", f"/pulls/{number}")
@@ -88,7 +90,7 @@ def post_review(
 
     def existing() -> dict[str, Any] | None:
         for review in api.pages("pulls/list-reviews", f"/pulls/{number}/reviews"):
-            mine = (review.get("user") or {}).get("login") == login and login is not None
+            mine = (review.get("user") or {}).get("login") == login
             if (
                 mine
                 and review.get("commit_id") == sha

@@ -94,6 +94,17 @@ def test_someone_elses_review_with_a_marker_does_not_count(
     assert post_review(gh, LOGIN, review_request(sha), ReviewDoc()).performed
 
 
+def test_without_holons_login_no_review_is_posted(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    # Its own review cannot be recognized without the login: a second settle would post twice.
+    _, sha = pull
+    with pytest.raises(PublishError, match="HOLON_GITHUB_LOGIN") as caught:
+        post_review(gh, None, review_request(sha), ReviewDoc())
+    assert caught.value.reason == "no-login"
+    assert github_server.operations() == []
+
+
 def test_a_review_of_a_head_that_moved_is_not_posted(
     gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
 ) -> None:
