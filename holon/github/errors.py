@@ -72,6 +72,11 @@ class ServerError(GitHubError):
     """5xx, or no answer to a request that was sent: GitHub may or may not have done it."""
 
 
+class Unreadable(ServerError):
+    """An answer PyGithub could not take (a body that is not JSON, a redirect or a next page
+    on another host): what GitHub did is unknown, as after a 5xx."""
+
+
 def github_message(data: Any) -> str:
     """GitHub's own short message from an error body, escaped and cut; '' when there is none."""
     if not isinstance(data, dict):
@@ -126,6 +131,20 @@ def _unreachable(exc: Exception, operation: str) -> GitHubError:
     return ServerError(f"GitHub {kind} during {operation}: {UNCERTAIN}", operation=operation)
 
 
+# What PyGithub raises on an answer it cannot take, besides GithubException: ValueError
+# (json.loads, decoding), RuntimeError (a redirect elsewhere), AssertionError (a URL on another
+# host). Anything else (a KeyError, a TypeError) stays a bug.
+_VENDOR_FAILURES = (ValueError, RuntimeError, AssertionError)
+
+
+def _unreadable(exc: Exception, operation: str) -> GitHubError:
+    said = line(mask_secret_looking(f"{type(exc).__name__}: {exc}"), limit=MESSAGE_LIMIT)
+    return Unreadable(
+        f"GitHub's answer to {operation} could not be read ({said}): {UNCERTAIN}",
+        operation=operation,
+    )
+
+
 @contextlib.contextmanager
 def map_errors(operation: str) -> Iterator[None]:
     """Translate what PyGithub, requests and urllib3 raise inside into `GitHubError`s."""
@@ -137,6 +156,8 @@ def map_errors(operation: str) -> Iterator[None]:
         raise translate(exc, operation) from None
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise _unreachable(exc, operation) from None
+    except _VENDOR_FAILURES as exc:
+        raise _unreadable(exc, operation) from None
 
 
 class PublishError(GitHubError):
