@@ -1,4 +1,5 @@
-"""Holon's own login, as publishing needs it to recognize what it wrote before."""
+"""GitHub logins: compared as GitHub compares them (without case), and Holon's own, which
+recognizing what it wrote before needs."""
 
 from __future__ import annotations
 
@@ -15,3 +16,9 @@ def require_login(login: str | None, what: str) -> str:
             "could repeat it: set HOLON_GITHUB_LOGIN",
         )
     return login
+
+
+def same_login(a: str | None, b: str | None) -> bool:
+    """Whether `a` and `b` are one account: GitHub's logins ignore case (`Github-Actions[bot]`
+    is `github-actions[bot]`). An unknown login (None) is nobody's, not even another None's."""
+    return a is not None and b is not None and a.casefold() == b.casefold()

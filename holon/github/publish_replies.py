@@ -18,7 +18,7 @@ from typing import Any
 import github
 from pydantic import BaseModel, ConfigDict, Field
 
-from holon.github.logins import require_login
+from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
@@ -69,7 +69,7 @@ def post_replies(
         for c in found.values():
             body = str(c.get("body") or "")
             if (
-                (c.get("user") or {}).get("login") == login
+                same_login((c.get("user") or {}).get("login"), login)
                 and c.get("in_reply_to_id") == thread
                 and parse_marker(body) == parse_marker(marker)
                 and done_line in body

@@ -25,7 +25,7 @@ import github
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from holon.github.errors import Rejected
-from holon.github.logins import require_login
+from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
@@ -90,7 +90,7 @@ def post_review(
 
     def existing() -> dict[str, Any] | None:
         for review in api.pages("pulls/list-reviews", f"/pulls/{number}/reviews"):
-            mine = (review.get("user") or {}).get("login") == login
+            mine = same_login((review.get("user") or {}).get("login"), login)
             if (
                 mine
                 and review.get("commit_id") == sha
@@ -105,7 +105,7 @@ def post_review(
         return EffectOutcome("review", False, {**out, "review": done.get("id")}, "already reviewed")
     notes: list[str] = []
     event = doc.event
-    if event == "REQUEST_CHANGES" and (pull.get("user") or {}).get("login") == login:
+    if event == "REQUEST_CHANGES" and same_login((pull.get("user") or {}).get("login"), login):
         event = "COMMENT"
         notes.append("GitHub takes no change request on Holon's own pull request: a comment")
     head_text = f"{marker}\n\nHolon's review of {code(sha[:12])} (run {code(request.run_id)})."
