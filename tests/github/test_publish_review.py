@@ -108,10 +108,13 @@ def test_without_holons_login_no_review_is_posted(
 def test_a_review_of_a_head_that_moved_is_not_posted(
     gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
 ) -> None:
+    # Not a success: the run's review is of code that is gone, and nobody would be told.
     _, sha = pull
-    outcome = post_review(gh, LOGIN, review_request("f" * 40), ReviewDoc())
-    assert not outcome.performed
-    assert outcome.note.startswith(f"not posted: the head moved to {sha[:12]}")
+    with pytest.raises(PublishError) as caught:
+        post_review(gh, LOGIN, review_request("f" * 40), ReviewDoc())
+    assert caught.value.reason == "moved"
+    assert f"the head moved from {'f' * 12} to {sha[:12]}" in str(caught.value)
+    assert caught.value.evidence == (f"reviewed {'f' * 40}", f"head {sha}")
     assert github_server.operations() == ["pulls/get"]
 
 
