@@ -9,6 +9,7 @@ from typing import Any
 import github
 import pytest
 
+from holon.github.access import TooMany
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import PublishError
 from holon.github.marker import format_marker, parse_marker
@@ -163,6 +164,36 @@ def test_a_5xx_after_github_posted_the_review_is_looked_up(github_fake: GitHubFa
         "pulls/create-review",
         "pulls/list-reviews",
     ]
+
+
+def test_more_reviews_than_holon_reads_fail_instead_of_posting_again(
+    github_fake: GitHubFake,
+) -> None:
+    # Holon's review could be on the page after the last one read: posting would double it.
+    sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"  # the head in GitHub's example pull
+    others = [{"id": n, "user": {"login": "octocat"}, "body": "ok"} for n in range(100)]
+    github_fake.on("pulls/get")
+    github_fake.on("pulls/list-reviews", body=others)
+    client = make_client(GitHubConfig(token=TOKEN, write_spacing=0.0))  # type: ignore[arg-type]
+    with pytest.raises(TooMany) as caught:
+        post_review(client, LOGIN, review_request(sha), ReviewDoc())
+    message = str(caught.value)
+    assert "pulls/list-reviews" in message
+    assert "more than 1000" in message
+    assert "\n" not in message
+    assert github_fake.operations() == ["pulls/get"] + ["pulls/list-reviews"] * 11
+
+
+def test_exactly_the_pages_holon_reads_are_not_too_many(github_fake: GitHubFake) -> None:
+    sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+    others = [{"id": n, "user": {"login": "octocat"}, "body": "ok"} for n in range(100)]
+    github_fake.on("pulls/get")
+    for _ in range(10):
+        github_fake.on("pulls/list-reviews", body=others)
+    github_fake.on("pulls/list-reviews", body=[])
+    github_fake.on("pulls/create-review")
+    client = make_client(GitHubConfig(token=TOKEN, write_spacing=0.0))  # type: ignore[arg-type]
+    assert post_review(client, LOGIN, review_request(sha), ReviewDoc()).performed
 
 
 @pytest.mark.parametrize(
