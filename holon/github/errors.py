@@ -49,7 +49,19 @@ class PermissionDenied(GitHubError):
 
 
 class NotFound(GitHubError):
-    """404: no such object, or one the token cannot see."""
+    """404: no such object, or one the token cannot see. GitHub also answers 404 to a write
+    the token may not make, so on a write `permission` is what to grant (None on a read)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str | None = None,
+        status: int | None = 404,
+        permission: str | None = None,
+    ) -> None:
+        super().__init__(message, operation=operation, status=status)
+        self.permission = permission
 
 
 class Conflict(GitHubError):
@@ -108,6 +120,11 @@ def translate(exc: GithubException, operation: str) -> GitHubError:
             f"{where}: {hint}", operation=operation, permission=permission_for(operation)
         )
     if status == 404:
+        needed = permission_for(operation)
+        if needed is not None and needed.endswith(": write"):
+            hint = permission_hint(operation)
+            message = f"{where}: no such object, or the token cannot see it or write it: {hint}"
+            return NotFound(message, **_at(exc, operation), permission=needed)
         message = f"{where}: no such object, or the token cannot see it"
         return NotFound(message, **_at(exc, operation))
     if status == 409:
