@@ -24,6 +24,7 @@ from holon.github.comments import comment_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
 from holon.github.errors import ServerError
 from holon.github.handle import CheckFields, CheckRunView
+from holon.github.logins import same_login
 from holon.github.marker import Marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.progress import NOUNS
@@ -50,7 +51,7 @@ def find_own_check(scope: Scope, sha: str, key: Marker | None) -> CheckRunView |
     own = [
         run
         for run in scope.repo.check_runs(sha, NAME)
-        if run.name == NAME and run.app == app and parse_marker(run.summary) == key
+        if run.name == NAME and same_login(run.app, app) and parse_marker(run.summary) == key
     ]
     return max(own, key=lambda run: run.id) if own else None
 

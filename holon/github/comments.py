@@ -23,6 +23,7 @@ from holon.github.body import COMMENT_LIMIT, with_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
 from holon.github.errors import ServerError
 from holon.github.handle import CommentView
+from holon.github.logins import same_login
 from holon.github.marker import Marker, format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 
@@ -43,7 +44,7 @@ def find_own(scope: Scope, subject: Subject, key: Marker | None) -> CommentView 
     """The first comment on `subject` by Holon's login that carries marker `key`."""
     login = scope.own_login(EFFECT)
     for comment in scope.repo.comments(subject.number):
-        if comment.author == login and parse_marker(comment.body) == key:
+        if same_login(comment.author, login) and parse_marker(comment.body) == key:
             return comment
     return None
 

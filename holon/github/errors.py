@@ -49,7 +49,19 @@ class PermissionDenied(GitHubError):
 
 
 class NotFound(GitHubError):
-    """404: no such object, or one the token cannot see."""
+    """404: no such object, or one the token cannot see. GitHub also answers 404 to a write
+    the token may not make, so on a write `permission` is what to grant (None on a read)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str | None = None,
+        status: int | None = 404,
+        permission: str | None = None,
+    ) -> None:
+        super().__init__(message, operation=operation, status=status)
+        self.permission = permission
 
 
 class Conflict(GitHubError):
@@ -70,6 +82,11 @@ class RateLimited(GitHubError):
 
 class ServerError(GitHubError):
     """5xx, or no answer to a request that was sent: GitHub may or may not have done it."""
+
+
+class Unreadable(ServerError):
+    """An answer PyGithub could not take (a body that is not JSON, a redirect or a next page
+    on another host): what GitHub did is unknown, as after a 5xx."""
 
 
 def github_message(data: Any) -> str:
@@ -103,6 +120,11 @@ def translate(exc: GithubException, operation: str) -> GitHubError:
             f"{where}: {hint}", operation=operation, permission=permission_for(operation)
         )
     if status == 404:
+        needed = permission_for(operation)
+        if needed is not None and needed.endswith(": write"):
+            hint = permission_hint(operation)
+            message = f"{where}: no such object, or the token cannot see it or write it: {hint}"
+            return NotFound(message, **_at(exc, operation), permission=needed)
         message = f"{where}: no such object, or the token cannot see it"
         return NotFound(message, **_at(exc, operation))
     if status == 409:
@@ -126,6 +148,20 @@ def _unreachable(exc: Exception, operation: str) -> GitHubError:
     return ServerError(f"GitHub {kind} during {operation}: {UNCERTAIN}", operation=operation)
 
 
+# What PyGithub raises on an answer it cannot take, besides GithubException: ValueError
+# (json.loads, decoding), RuntimeError (a redirect elsewhere), AssertionError (a URL on another
+# host). Anything else (a KeyError, a TypeError) stays a bug.
+_VENDOR_FAILURES = (ValueError, RuntimeError, AssertionError)
+
+
+def _unreadable(exc: Exception, operation: str) -> GitHubError:
+    said = line(mask_secret_looking(f"{type(exc).__name__}: {exc}"), limit=MESSAGE_LIMIT)
+    return Unreadable(
+        f"GitHub's answer to {operation} could not be read ({said}): {UNCERTAIN}",
+        operation=operation,
+    )
+
+
 @contextlib.contextmanager
 def map_errors(operation: str) -> Iterator[None]:
     """Translate what PyGithub, requests and urllib3 raise inside into `GitHubError`s."""
@@ -137,13 +173,16 @@ def map_errors(operation: str) -> Iterator[None]:
         raise translate(exc, operation) from None
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise _unreachable(exc, operation) from None
+    except _VENDOR_FAILURES as exc:
+        raise _unreadable(exc, operation) from None
 
 
 class PublishError(GitHubError):
     """Publishing a run's result was refused or failed before anything was pushed: a patch that
     does not apply, an empty one, an unsafe path, a branch that moved. `reason` is a short code
     (`empty`, `does-not-apply`, `unsafe-path`, `workflow`, `moved`, `too-large`, `not-allowed`,
-    `bad-input`, `mismatch`); `evidence` holds one line per finding (which file, which hunk)."""
+    `bad-input`, `mismatch`, `no-login`); `evidence` holds one line per finding (which file,
+    which hunk)."""
 
     def __init__(self, reason: str, message: str, evidence: tuple[str, ...] = ()) -> None:
         super().__init__(message, operation="publish")

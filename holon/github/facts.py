@@ -30,6 +30,7 @@ from holon.gateway.github import authority_of
 from holon.github.access import CheckRun, Pull, RepoAccess, Review
 from holon.github.approval import Approval, approval
 from holon.github.errors import GitHubError, NotFound
+from holon.github.logins import same_login
 from holon.github.required import Verdict, verdict
 
 HOLON_BRANCH = "holon/"
@@ -70,7 +71,7 @@ class GitHubFacts:
 
     # -- who --------------------------------------------------------------------------------
     def is_holon(self, login: str) -> bool:
-        return self.login is not None and login.casefold() == self.login.casefold()
+        return same_login(login, self.login)
 
     def permission(self, repo: str, login: str) -> Permission | None:
         key = ("permission", repo.casefold(), login.casefold())

@@ -4,7 +4,8 @@ Adding a label that is there, or removing one that is not, writes nothing (GitHu
 label names without case, and so does Holon). A name is data all the way: a JSON string in the
 body of an add, one encoded path segment in a remove (`a/b` is `a%2Fb`, a newline `%0A`), never
 a shell word. Names GitHub would not take are refused before any call: empty, longer than its
-limit of 50 characters, or holding control characters (a newline among them).
+limit of 50 characters, or holding control characters (a newline among them); so are `.` and
+`..`, which no encoding keeps from being read as a URL's dot segments.
 
 Calls: 1 (read the issue) for a no-op, 2 (read, then add or remove) otherwise.
 """
@@ -27,6 +28,10 @@ def check_name(effect: str, name: str) -> str:
         raise EffectRefused(effect, f"a label name has at most {NAME_LIMIT} characters")
     if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in name):
         raise EffectRefused(effect, "a label name cannot hold control or invisible characters")
+    if name in (".", ".."):
+        # Its URL would lose the segment (a dot segment), and the remove go to another route:
+        # Holon adds no label it could not remove.
+        raise EffectRefused(effect, f"a label named {name!r} is a dot segment in a URL")
     return name
 
 

@@ -19,6 +19,7 @@ import github
 from pydantic import BaseModel, ConfigDict, Field
 
 from holon.github.errors import PublishError
+from holon.github.logins import same_login
 from holon.github.marker import format_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi
@@ -119,7 +120,7 @@ def _push(
     )
     tree = build_tree(api, base, applied)
     co_author = request.actor if policy.co_author == "actor" else None
-    if co_author is not None and co_author.login == login:
+    if co_author is not None and same_login(co_author.login, login):
         co_author = None  # Holon is the author already
     message = commit_message(
         request.skill,

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import github
 
+from holon.github.access import TooMany
 from holon.github.errors import NotFound, ServerError, map_errors
 
 PER_PAGE = 100
@@ -50,15 +51,23 @@ class RepoApi:
         return data
 
     def pages(self, operation: str, path: str, params: dict[str, Any] | None = None) -> list[Any]:
-        """Every item of a listing, a page of 100 at a time, at most MAX_PAGES pages."""
+        """Every item of a listing, a page of 100 at a time; `TooMany` when there are more
+        than MAX_PAGES pages: a list cut short could hide Holon's own review or reply, which
+        would then be posted again."""
         items: list[Any] = []
-        for page in range(1, MAX_PAGES + 1):
+        for page in range(1, MAX_PAGES + 2):
             found = self.call(
                 operation,
                 "GET",
                 path,
                 params={**(params or {}), "per_page": PER_PAGE, "page": page},
             )
+            if page > MAX_PAGES and found:
+                raise TooMany(
+                    f"GitHub lists more than {MAX_PAGES * PER_PAGE} items for {operation} "
+                    f"({self.full_name}{path}): stopped rather than decide on part of them",
+                    operation=operation,
+                )
             items.extend(found or [])
             if not isinstance(found, list) or len(found) < PER_PAGE:
                 break

@@ -32,6 +32,7 @@ from holon.executor.handlers import Handler, result_of
 from holon.executor.result import ActionResult, EffectOutput
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import GitHubError, PublishError
+from holon.github.logins import require_login
 from holon.github.outcome import EffectOutcome
 from holon.github.publish import PublishPolicy, publish_change
 from holon.github.publish_api import RepoApi
@@ -139,6 +140,8 @@ class PublishHandler:
                 raise PublishError("bad-input", "review.json is missing: nothing to post")
             return post_review(gh, login, request, read_review(art.review), workflow)
         replies = read_replies(art.replies) if art.replies is not None else None
+        if request.skill == "github-pr-fix" and replies is not None and replies.replies:
+            require_login(login, "replies")  # refused before the fix is pushed, not after
         change = publish_change(gh, login, request, art.patch, art.summary, self.policy)
         if request.skill != "github-pr-fix" or replies is None:
             return change

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from holon.github.errors import Rejected
+from holon.github.logins import same_login
 from holon.github.publish_api import RepoApi, write_once
 
 
@@ -50,7 +51,7 @@ def open_or_update(
     if existing is not None:
         number, url = int(existing["number"]), str(existing.get("html_url", ""))
         author = (existing.get("user") or {}).get("login")
-        if login is None or author != login:
+        if not same_login(author, login):
             note = f"an open pull request by {author} already has {branch}; left as it is"
             return PullResult(number, url, "kept", note)
         if existing.get("body") == body:

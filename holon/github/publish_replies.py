@@ -18,6 +18,7 @@ from typing import Any
 import github
 from pydantic import BaseModel, ConfigDict, Field
 
+from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
@@ -51,7 +52,12 @@ def post_replies(
     workflow: str = "holon",
 ) -> EffectOutcome:
     """Reply for `commit` (the fix just pushed): 1 call per page of the pull request's review
-    comments, then 1 per reply posted."""
+    comments, then 1 per reply posted (none when there is no reply). Holon's login is needed
+    to find its replies again: PublishError("no-login") without it."""
+    if not doc.replies:
+        output = {"pull_request": request.number, "commit": commit, "replies": []}
+        return EffectOutcome("reply", False, output, "no reply to post")
+    login = require_login(login, "replies")
     api = RepoApi(gh, request.repo)
     number = request.number
     path = f"/pulls/{number}/comments"
@@ -63,8 +69,7 @@ def post_replies(
         for c in found.values():
             body = str(c.get("body") or "")
             if (
-                login is not None
-                and (c.get("user") or {}).get("login") == login
+                same_login((c.get("user") or {}).get("login"), login)
                 and c.get("in_reply_to_id") == thread
                 and parse_marker(body) == parse_marker(marker)
                 and done_line in body

@@ -11,8 +11,9 @@ The agent writes `review.json` (validated here, its text untrusted):
 Its Markdown is kept (code blocks and suggestions render) but can mention nobody and carry no
 marker (`markdown.prose`). One review per head sha: a review by Holon's login with the marker
 for this pull request and skill on that commit means it is done. A review for a head that has
-moved since the run is not posted (it would comment on code that is gone). GitHub refuses
-REQUEST_CHANGES on a pull request by the same account: such a review is posted as COMMENT.
+moved since the run is not posted (it would comment on code that is gone): a failure,
+PublishError("moved"), never a success. GitHub refuses REQUEST_CHANGES on a pull request by
+the same account: such a review is posted as COMMENT.
 When GitHub refuses the line comments (a line outside the diff), the review is posted once
 more with the findings listed in its body. A 5xx is looked up before it is sent again.
 """
@@ -24,7 +25,8 @@ from typing import Any, Literal, Self
 import github
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from holon.github.errors import Rejected
+from holon.github.errors import PublishError, Rejected
+from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
@@ -75,20 +77,26 @@ def post_review(
     workflow: str = "holon",
 ) -> EffectOutcome:
     """3 calls: the pull request, its reviews, the review (4 when its line comments are
-    refused and it is posted again with them in its body)."""
+    refused and it is posted again with them in its body); none without Holon's login."""
+    login = require_login(login, "review")
     api = RepoApi(gh, request.repo)
     number, sha = request.number, request.base_sha
     pull = api.call("pulls/get", "GET", f"/pulls/{number}")
     head = str((pull.get("head") or {}).get("sha", ""))
     out: dict[str, Any] = {"pull_request": number, "commit": sha}
     if head != sha:
-        note = f"not posted: the head moved to {head[:12]} since the run reviewed {sha[:12]}"
-        return EffectOutcome("review", False, out, note)
+        # A failure, not a quiet success: the review is of code that is gone.
+        raise PublishError(
+            "moved",
+            f"the head moved from {sha[:12]} to {head[:12]} since the run reviewed it: "
+            "the review is not posted",
+            (f"reviewed {sha}", f"head {head}"),
+        )
     marker = format_marker("pull_request", str(number), workflow, request.skill)
 
     def existing() -> dict[str, Any] | None:
         for review in api.pages("pulls/list-reviews", f"/pulls/{number}/reviews"):
-            mine = (review.get("user") or {}).get("login") == login and login is not None
+            mine = same_login((review.get("user") or {}).get("login"), login)
             if (
                 mine
                 and review.get("commit_id") == sha
@@ -103,7 +111,7 @@ def post_review(
         return EffectOutcome("review", False, {**out, "review": done.get("id")}, "already reviewed")
     notes: list[str] = []
     event = doc.event
-    if event == "REQUEST_CHANGES" and (pull.get("user") or {}).get("login") == login:
+    if event == "REQUEST_CHANGES" and same_login((pull.get("user") or {}).get("login"), login):
         event = "COMMENT"
         notes.append("GitHub takes no change request on Holon's own pull request: a comment")
     head_text = f"{marker}\n\nHolon's review of {code(sha[:12])} (run {code(request.run_id)})."

@@ -4,7 +4,8 @@ The requester (not PyGithub's lazy objects) is used so that each method is exact
 request it names: a lazy object reading an attribute its answer lacked would fetch itself again,
 an uncounted call. The requester still brings Holon's retry policy and write spacing
 (`client.make_client`). Paths are built here with every variable part encoded as one path
-segment (a label `a/b` is `a%2Fb`), so text from outside is data in a URL, never structure.
+segment (a label `a/b` is `a%2Fb`; `.` and `..` are refused), so text from outside is data in
+a URL, never structure.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ _FULL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100
 
 
 def _segment(value: object) -> str:
-    return urllib.parse.quote(str(value), safe="")
+    """`value` as one path segment, every reserved character encoded. `.` and `..` are refused:
+    they are dot segments, which resolving the URL removes with what is before them (the
+    request would go to another route), and requests decodes a %2E back into a dot."""
+    text = urllib.parse.quote(str(value), safe="")
+    if text in (".", ".."):
+        raise GitHubError(f"refused {text!r} as a part of a URL: a dot segment changes the route")
+    return text
 
 
 def _login(user: object) -> str | None:

@@ -12,7 +12,7 @@ from holon.closure.mapping import TABLE
 from holon.github.body import SUMMARY_LIMIT, size
 from holon.github.checks import settle_check, start_check
 from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject
-from holon.github.errors import PermissionDenied, ServerError
+from holon.github.errors import NotFound, PermissionDenied, ServerError
 from holon.github.marker import format_marker, parse_marker
 from tests.github.effect_scope import PULL, REPO, RUN_URL, SKILL, handoff, scope_on
 from tests.support.github_fake import GitHubFake, LoopbackGitHub, example, routes
@@ -167,6 +167,15 @@ def test_403_names_the_checks_permission(
     github_server.fail("checks/create", 403)
     with pytest.raises(PermissionDenied, match=r"permissions: checks: write"):
         start_check(scope, PULL, sha, skill=SKILL)
+
+
+def test_a_404_on_the_create_names_the_checks_permission(
+    scope: Scope, sha: str, github_server: LoopbackGitHub
+) -> None:
+    github_server.fail("checks/create", 404)
+    with pytest.raises(NotFound, match=r"`permissions: checks: write`") as caught:
+        start_check(scope, PULL, sha, skill=SKILL)
+    assert caught.value.permission == "checks: write"
 
 
 # Against `responses`: another app's check run, and a 5xx after GitHub created one.

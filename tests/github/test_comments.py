@@ -4,6 +4,7 @@ edited in place; the calls each path costs (docs/github.md, "Effects")."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,43 @@ def test_a_listing_that_never_ends_fails_instead_of_posting_again(
     with pytest.raises(GitHubError, match="more than 100 pages for issues/list-comments"):
         upsert_comment(remote, ISSUE, "x", skill="github-issue-solve")
     assert github_fake.operations() == ["issues/list-comments"] * 100
+
+
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        # A body that starts like JSON and is not: PyGithub's json.loads raises ValueError.
+        ({"status": 201, "body": '{"id": 7, "body": '}, "could not be read"),
+        # A redirect to another host: PyGithub raises RuntimeError.
+        (
+            {"status": 301, "body": None, "headers": {"Location": "https://evil.example/x"}},
+            "could not be read",
+        ),
+    ],
+)
+def test_an_answer_pygithub_cannot_read_is_a_one_line_github_error(
+    github_fake: GitHubFake, remote: Scope, reply: dict[str, Any], says: str
+) -> None:
+    github_fake.on("issues/list-comments", body=[])
+    github_fake.on("issues/create-comment", **reply)
+    with pytest.raises(ServerError) as caught:
+        upsert_comment(remote, ISSUE, "Working.", skill="github-issue-solve")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert says in message
+    assert "issues/create-comment" in message
+    assert caught.value.operation == "issues/create-comment"
+    # GitHub may have posted it: looked up, never sent again.
+    assert github_fake.count("issues/create-comment") == 1
+
+
+def test_a_next_page_on_another_host_is_a_github_error(
+    github_fake: GitHubFake, remote: Scope
+) -> None:
+    # PyGithub refuses to follow it with an AssertionError.
+    foreign = '<https://evil.example/repos/x/y/issues/1/comments?page=2>; rel="next"'
+    github_fake.on("issues/list-comments", body=[], headers={"Link": foreign})
+    with pytest.raises(GitHubError, match="issues/list-comments") as caught:
+        upsert_comment(remote, ISSUE, "x", skill="github-issue-solve")
+    assert "\n" not in str(caught.value)
+    assert github_fake.operations() == ["issues/list-comments"]

@@ -10,7 +10,7 @@ import pytest
 
 from holon.github.dispatch import RepositoryDispatch, WorkflowDispatch, dispatch
 from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject, subject_from
-from holon.github.errors import NotFound, PermissionDenied, Rejected, ServerError
+from holon.github.errors import GitHubError, NotFound, PermissionDenied, Rejected, ServerError
 from holon.github.issues import close_issue, request_review
 from holon.github.labels import add_label, remove_label
 from tests.github.effect_scope import ISSUE, PULL, REPO, scope_on
@@ -64,6 +64,42 @@ def test_remove_a_present_label_by_the_name_it_has(
     assert github_server.operations() == ["issues/get", "issues/remove-label"]
     assert github_server.calls[-1].path == f"/repos/{REPO}/issues/1/labels/bug"
     assert state.issues[1].labels == []
+
+
+@pytest.mark.parametrize(
+    ("name", "segment"), [("../..", "..%2F.."), ("a/b", "a%2Fb"), ("v1.2", "v1.2"), ("...", "...")]
+)
+def test_a_label_name_is_one_segment_of_the_url(
+    github_server: LoopbackGitHub, name: str, segment: str
+) -> None:
+    github_server.state.repos[REPO].add_issue("Crash on start", labels=[name, "bug"])
+    with scope_on(github_server.url) as scope:
+        assert remove_label(scope, ISSUE, name).performed
+    assert github_server.operations() == ["issues/get", "issues/remove-label"]
+    assert github_server.calls[-1].path == f"/repos/{REPO}/issues/1/labels/{segment}"
+    assert github_server.state.repos[REPO].issues[1].labels == ["bug"]
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_a_label_named_as_a_dot_segment_is_refused(
+    github_server: LoopbackGitHub, name: str
+) -> None:
+    # `.` and `..` are dot segments: resolving the URL removes them and what is before, so the
+    # DELETE would go to another route (`..` to `/issues/1/`). requests decodes %2E back to a
+    # dot before sending, so no encoding keeps them: refused before any call.
+    github_server.state.repos[REPO].add_issue("Crash on start", labels=[name, "bug"])
+    with scope_on(github_server.url) as scope:
+        for effect in (add_label, remove_label):
+            with pytest.raises(EffectRefused, match="dot segment"):
+                effect(scope, ISSUE, name)
+    assert github_server.calls == []
+
+
+def test_the_handle_never_puts_a_dot_segment_in_a_url(github_server: LoopbackGitHub) -> None:
+    github_server.state.repos[REPO].add_issue("Crash on start", labels=[".."])
+    with scope_on(github_server.url) as scope, pytest.raises(GitHubError, match="dot segment"):
+        scope.repo.remove_label(1, "..")
+    assert github_server.calls == []
 
 
 def test_remove_an_absent_label_writes_nothing(scope: Scope, github_server: LoopbackGitHub) -> None:

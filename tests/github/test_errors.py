@@ -81,6 +81,20 @@ def test_the_permission_each_effect_needs_is_named() -> None:
     assert "`permissions: contents: write`" in str(error)
 
 
+def test_a_404_on_a_write_names_the_permission_a_read_does_not() -> None:
+    error = _raised(GithubException(404, {"message": "Not Found"}, {}), "git/create-ref")
+    assert isinstance(error, NotFound)
+    assert error.permission == "contents: write"
+    assert (
+        "or the token cannot see it or write it: the workflow needs `permissions: contents: write`"
+        in str(error)
+    )
+    read = _raised(GithubException(404, {"message": "Not Found"}, {}), "issues/get")
+    assert isinstance(read, NotFound)
+    assert read.permission is None
+    assert "permissions" not in str(read)
+
+
 def test_every_operation_the_permission_table_names_is_githubs() -> None:
     for operation in _OVERRIDES:
         assert operation in routes().by_operation, operation

@@ -85,6 +85,27 @@ def test_a_missing_permission_is_one_line_naming_it(github_server: Any) -> None:
     assert "issues: write" in (result.error or "")
 
 
+@pytest.mark.parametrize(
+    ("type_", "args", "operation", "permission"),
+    [
+        ("comment", {"body": "hi", "kind": "note"}, "issues/create-comment", "issues: write"),
+        ("label", {"label": "holon"}, "issues/add-labels", "issues: write"),
+    ],
+)
+def test_a_permission_404_is_one_line_naming_the_permission(
+    github_server: Any, type_: str, args: dict[str, Any], operation: str, permission: str
+) -> None:
+    # GitHub answers 404, not 403, to a token that may not write where it cannot be seen to.
+    github_server.state.repos[REPO].add_issue("Bug")
+    github_server.fail(operation, 404, {"message": "Not Found"})
+    result = _execute(github_server, _intent(type_, args))
+    assert result.status == "failed"
+    error = result.error or ""
+    assert "\n" not in error
+    assert f"GitHub refused {operation} (404 Not Found)" in error
+    assert f"`permissions: {permission}`" in error
+
+
 @pytest.mark.parametrize("attempt", [2, 3])
 def test_a_dispatch_is_never_sent_twice(github_server: Any, attempt: int) -> None:
     result = _execute(github_server, _intent("dispatch", {"reason": "later"}), attempt)

@@ -10,7 +10,7 @@ import github
 import pytest
 
 from holon.github.client import GitHubConfig, make_client
-from holon.github.errors import PermissionDenied, PublishError, ServerError
+from holon.github.errors import NotFound, PermissionDenied, PublishError, ServerError
 from holon.github.publish import publish_change
 from tests.github.publish_support import runner_patch, seed
 from tests.github.test_publish import BASE, LOGIN, REPO, TOKEN, WRITES, edit, request
@@ -133,6 +133,15 @@ def test_a_refused_push_names_the_permission(
     _, base, patch = setup
     github_server.fail("git/create-ref", 403, {"message": "Resource not accessible by integration"})
     with pytest.raises(PermissionDenied, match=r"permissions: contents: write"):
+        publish_change(gh, LOGIN, request(base), patch)
+
+
+def test_a_push_refused_with_a_404_names_the_permission(
+    gh: github.Github, github_server: LoopbackGitHub, setup: tuple[Repo, str, bytes]
+) -> None:
+    _, base, patch = setup
+    github_server.fail("git/create-ref", 404, {"message": "Not Found"})
+    with pytest.raises(NotFound, match=r"`permissions: contents: write`"):
         publish_change(gh, LOGIN, request(base), patch)
 
 

@@ -170,3 +170,49 @@ def test_without_a_token_publishing_is_journaled_as_a_dry_run_and_never_reaches_
     assert result.effect["skill"] == "github-publish"
     assert result.effect["inputs"]["run"] == RUN
     assert reached == []
+
+
+def test_without_holons_login_replies_are_refused_before_the_fix_is_pushed(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+) -> None:
+    source = make_repo(dirty=False)
+    runs = _run(tmp_path, source)
+    _seeded(github_server, source)
+    (runs / RUN / "replies.json").write_text('{"replies": [{"comment_id": 7, "body": "Done."}]}')
+    handler = PublishHandler(gh, REPO, None, runs, lambda: NOW)
+    result = handler(_intent(skill="github-pr-fix"), 1)
+    assert result.status == "failed"
+    assert result.error is not None
+    assert result.error.startswith("publish no-login: ")
+    assert "HOLON_GITHUB_LOGIN" in result.error
+    assert github_server.operations() == []
+
+
+def test_a_review_of_a_head_that_moved_is_a_failed_attempt_never_a_success(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+) -> None:
+    source = make_repo(dirty=False)
+    runs = _run(tmp_path, source)
+    repo = _seeded(github_server, source)
+    reviewed = repo.refs["heads/main"]
+    repo.refs["heads/feature"] = moved = repo.put_file("late.txt", b"pushed later\n", "main")
+    repo.add_pull("Late change", head="feature", user="octocat")  # 2
+    (runs / RUN / "review.json").write_text('{"body": "Looks fine."}')
+    handler = PublishHandler(gh, REPO, LOGIN, runs, lambda: NOW)
+    intent = _intent(skill="github-review").model_copy(
+        update={"target": Target(repo=REPO, kind="pull_request", id="2")}
+    )
+    result = handler(intent, 1)
+    assert result.status == "failed"
+    assert result.run_outcome != "success"
+    assert result.error is not None
+    assert result.error.startswith(
+        f"publish moved: the head moved from {reviewed[:12]} to {moved[:12]}"
+    )
+    assert "pulls/create-review" not in github_server.operations()

@@ -102,6 +102,20 @@ def test_a_5xx_after_github_posted_the_reply_is_looked_up(
     assert len(pull.review_comments) == 4
 
 
+def test_without_holons_login_no_reply_is_posted(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+) -> None:
+    doc = RepliesDoc.model_validate({"replies": [{"comment_id": 20, "body": "Fixed."}]})
+    with pytest.raises(PublishError, match="HOLON_GITHUB_LOGIN") as caught:
+        post_replies(gh, None, _request(), doc, COMMIT)
+    assert caught.value.reason == "no-login"
+    assert github_server.operations() == []
+    # Nothing to post needs no login.
+    assert not post_replies(gh, None, _request(), RepliesDoc(), COMMIT).performed
+
+
 @pytest.mark.parametrize(
     "document",
     [

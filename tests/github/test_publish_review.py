@@ -9,6 +9,7 @@ from typing import Any
 import github
 import pytest
 
+from holon.github.access import TooMany
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import PublishError
 from holon.github.marker import format_marker, parse_marker
@@ -94,13 +95,27 @@ def test_someone_elses_review_with_a_marker_does_not_count(
     assert post_review(gh, LOGIN, review_request(sha), ReviewDoc()).performed
 
 
+def test_without_holons_login_no_review_is_posted(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    # Its own review cannot be recognized without the login: a second settle would post twice.
+    _, sha = pull
+    with pytest.raises(PublishError, match="HOLON_GITHUB_LOGIN") as caught:
+        post_review(gh, None, review_request(sha), ReviewDoc())
+    assert caught.value.reason == "no-login"
+    assert github_server.operations() == []
+
+
 def test_a_review_of_a_head_that_moved_is_not_posted(
     gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
 ) -> None:
+    # Not a success: the run's review is of code that is gone, and nobody would be told.
     _, sha = pull
-    outcome = post_review(gh, LOGIN, review_request("f" * 40), ReviewDoc())
-    assert not outcome.performed
-    assert outcome.note.startswith(f"not posted: the head moved to {sha[:12]}")
+    with pytest.raises(PublishError) as caught:
+        post_review(gh, LOGIN, review_request("f" * 40), ReviewDoc())
+    assert caught.value.reason == "moved"
+    assert f"the head moved from {'f' * 12} to {sha[:12]}" in str(caught.value)
+    assert caught.value.evidence == (f"reviewed {'f' * 40}", f"head {sha}")
     assert github_server.operations() == ["pulls/get"]
 
 
@@ -149,6 +164,36 @@ def test_a_5xx_after_github_posted_the_review_is_looked_up(github_fake: GitHubFa
         "pulls/create-review",
         "pulls/list-reviews",
     ]
+
+
+def test_more_reviews_than_holon_reads_fail_instead_of_posting_again(
+    github_fake: GitHubFake,
+) -> None:
+    # Holon's review could be on the page after the last one read: posting would double it.
+    sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"  # the head in GitHub's example pull
+    others = [{"id": n, "user": {"login": "octocat"}, "body": "ok"} for n in range(100)]
+    github_fake.on("pulls/get")
+    github_fake.on("pulls/list-reviews", body=others)
+    client = make_client(GitHubConfig(token=TOKEN, write_spacing=0.0))  # type: ignore[arg-type]
+    with pytest.raises(TooMany) as caught:
+        post_review(client, LOGIN, review_request(sha), ReviewDoc())
+    message = str(caught.value)
+    assert "pulls/list-reviews" in message
+    assert "more than 1000" in message
+    assert "\n" not in message
+    assert github_fake.operations() == ["pulls/get"] + ["pulls/list-reviews"] * 11
+
+
+def test_exactly_the_pages_holon_reads_are_not_too_many(github_fake: GitHubFake) -> None:
+    sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+    others = [{"id": n, "user": {"login": "octocat"}, "body": "ok"} for n in range(100)]
+    github_fake.on("pulls/get")
+    for _ in range(10):
+        github_fake.on("pulls/list-reviews", body=others)
+    github_fake.on("pulls/list-reviews", body=[])
+    github_fake.on("pulls/create-review")
+    client = make_client(GitHubConfig(token=TOKEN, write_spacing=0.0))  # type: ignore[arg-type]
+    assert post_review(client, LOGIN, review_request(sha), ReviewDoc()).performed
 
 
 @pytest.mark.parametrize(
