@@ -1,10 +1,10 @@
 """One pass: an event in, a `PassReport` out. The controller's loop, read top to bottom here.
 
 `run_pass(envelope, loaded, parts)` observes, decides, guards, acts, records and feeds back
-(RFC-0004 section 7): journal the event; drop it if its dedupe key was seen; keep it if paused;
-otherwise decide (the injected decider), guard (`guarding.py`), follow a stop or restart
-(`stops.py`), journal the decision, perform each intent (`attempts.py`), and settle the closure of
-every subject the pass touched (`settlement.py`). A timer tick re-checks waits instead
+(RFC-0004 section 7): journal the event; drop it if its dedupe key was seen (a pass that raised
+leaves its key unseen); keep it if paused; otherwise decide (the injected decider), guard
+(`guarding.py`), follow a stop or restart (`stops.py`), journal the decision, perform each intent
+(`attempts.py`), and settle the closure of every subject the pass touched (`settlement.py`). A timer tick re-checks waits instead
 (`ticks.py`). `resume` decides the kept events, one pass each; `recovery.recover` reconciles what
 a previous process left inflight. Nothing here does I/O but through the injected parts.
 """
@@ -52,7 +52,13 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     if is_paused(state):
         keep(p, env)
         return p.report()
-    decide_and_act(p, env)
+    try:
+        decide_and_act(p, env)
+    except BaseException:
+        # A pass that failed did not handle its event: a redelivery is decided, not dropped as
+        # a duplicate. What it did record (an inflight run) the guardrails and recovery see.
+        p.delete("dedupe", env.dedupe_key)
+        raise
     return p.report()
 
 

@@ -1,0 +1,80 @@
+"""Findings of an attacker's audit of the controller, each held by a test that failed before its
+fix: a pass that fails leaves its event to a redelivery, ..."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon.controller.decide import Decision, PolicyDecider
+from holon.controller.facts import StaticFacts
+from holon.controller.journals import Journals
+from holon.controller.parts import LoadedState, Parts
+from holon.controller.passes import run_pass
+from holon.controller.policy import load_policy
+from holon.controller.view import ControllerView
+from holon.executor.executor import build_executor
+from holon.gateway.envelope import EventEnvelope
+from holon.skills.catalog import default_catalog
+from holon.state.journal import Journal
+from holon.state.model import ServeState
+from tests.controller.conftest import Clock, comment_event
+
+
+def _parts(tmp_path: Path, facts: StaticFacts | None = None, **more: Any) -> Parts:
+    clock = Clock()
+    static = facts or StaticFacts()
+    policy = load_policy(None)
+    return Parts(
+        decider=PolicyDecider(policy, static),
+        executor=build_executor(dry_run=True, clock=clock, run_skill=None),
+        facts=static,
+        policy=policy,
+        catalog=default_catalog(),
+        journals=Journals(*(Journal(tmp_path / f"{n}.ndjson", fsync=False) for n in "eda")),
+        clock=clock,
+        writer="test",
+        **more,
+    )
+
+
+def _outcomes(parts: Parts) -> list[str]:
+    return [d["outcome"] for d in parts.journals.decisions.read()]
+
+
+# -- a pass that fails does not spend its event ----------------------------------------------
+class _FailsOnce:
+    """A decider with a bug reached once: the first decision raises, the next ones decide."""
+
+    name = "policy"
+
+    def __init__(self, inner: PolicyDecider) -> None:
+        self.inner, self.failed = inner, False
+
+    def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("a bug in a decider")
+        return self.inner.decide(envelope, view)
+
+
+def test_a_failed_pass_leaves_its_event_to_a_redelivery(tmp_path: Path) -> None:
+    parts, loaded = _parts(tmp_path), LoadedState.of(ServeState())
+    assert isinstance(parts.decider, PolicyDecider)
+    parts.decider = _FailsOnce(parts.decider)
+    env = comment_event("/holon solve", number=3)
+    with pytest.raises(RuntimeError):
+        run_pass(env, loaded, parts)
+    assert loaded.state.get("dedupe", env.dedupe_key) is None  # not handled: not seen
+    again = run_pass(env, loaded, parts)  # GitHub's redelivery of the same delivery
+    assert [d["outcome"] for d in again.decisions] == ["decided"]
+    (intent,) = again.intents
+    assert intent.args["skill"] == "github-issue-solve"
+    # Handled now: a third copy is the duplicate.
+    assert [d["outcome"] for d in run_pass(env, loaded, parts).decisions] == ["duplicate"]
+
+
+_ = (UTC, datetime, _outcomes)
