@@ -4,9 +4,10 @@
 (RFC-0004 section 7): journal the event; drop it if its dedupe key was seen (a pass that raised
 leaves its key unseen); keep it if paused; otherwise decide (the injected decider), guard
 (`guarding.py`), follow a stop or restart (`stops.py`), journal the decision, perform each intent
-(`attempts.py`), and settle the closure of every subject the pass touched (`settlement.py`). A timer tick re-checks waits instead
-(`ticks.py`). `resume` decides the kept events, one pass each; `recovery.recover` reconciles what
-a previous process left inflight. Nothing here does I/O but through the injected parts.
+(`attempts.py`), and settle the closure of every subject the pass touched (`settlement.py`). A
+timer tick re-checks waits instead (`ticks.py`). `resume` decides the kept events, one pass each
+(Holon's own only when it says what the state holds); `recovery.recover` reconciles what a
+previous process left inflight. Nothing here does I/O but through the injected parts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 
 from holon.controller.attempts import perform
 from holon.controller.decide import target_of
+from holon.controller.follow_ups import settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.journals import decision_entry, event_entry, journal_decision
 from holon.controller.parts import LoadedState, Parts
@@ -33,7 +35,7 @@ from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
 from holon.errors import InvalidInput
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.envelope import EventEnvelope, is_internal
 from holon.state.model import Record
 
 
@@ -104,17 +106,11 @@ def _resume_one(loaded: LoadedState, parts: Parts, record: Record) -> PassReport
         env = read_kept(record, parts.mention)
     except (InvalidInput, ValidationError) as exc:
         # Never decided on what the stored record claims: refused, and the journal says why.
-        p.journal(
-            decision_entry(
-                entry_id=f"dec:{event_id}:resumed",
-                event_id=event_id,
-                type_=str(record.data.get("type") or "unknown"),
-                subject="unknown",
-                at=parts.clock(),
-                outcome="refused",
-                rationale=f"kept event not decided: {exc}",
-            )
-        )
+        _refuse_kept(p, record, str(exc))
+        return p.report()
+    if is_internal(env) and not settled_as_claimed(p.state, env, target_of(env).subject()):
+        # Restored state never authorizes: Holon's own event must say what the state holds.
+        _refuse_kept(p, record, "the run it reports did not settle as it says")
         return p.report()
     if expired(record, parts.clock(), parts.policy):
         reason = "kept while paused longer than the policy allows"
@@ -122,6 +118,21 @@ def _resume_one(loaded: LoadedState, parts: Parts, record: Record) -> PassReport
         return p.report()
     decide_and_act(p, env, suffix=":resumed")
     return p.report()
+
+
+def _refuse_kept(p: Pass, record: Record, why: str) -> None:
+    event_id = record.key.removeprefix(KEPT)
+    p.journal(
+        decision_entry(
+            entry_id=f"dec:{event_id}:resumed",
+            event_id=event_id,
+            type_=str(record.data.get("type") or "unknown"),
+            subject="unknown",
+            at=p.parts.clock(),
+            outcome="refused",
+            rationale=f"kept event not decided: {why}",
+        )
+    )
 
 
 __all__ = ["decide_and_act", "resume", "run_pass"]

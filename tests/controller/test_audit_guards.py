@@ -3,7 +3,6 @@ fix: a pass that fails leaves its event to a redelivery, ..."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,8 @@ from holon.controller.decide import Decision, PolicyDecider
 from holon.controller.facts import StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
-from holon.controller.passes import run_pass
+from holon.controller.passes import resume, run_pass
+from holon.controller.pause import pause_record
 from holon.controller.policy import load_policy
 from holon.controller.view import ControllerView
 from holon.executor.executor import build_executor
@@ -22,6 +22,7 @@ from holon.skills.catalog import default_catalog
 from holon.state.journal import Journal
 from holon.state.model import ServeState
 from tests.controller.conftest import Clock, comment_event
+from tests.controller.test_settled_run import FakeRuns
 
 
 def _parts(tmp_path: Path, facts: StaticFacts | None = None, **more: Any) -> Parts:
@@ -77,4 +78,41 @@ def test_a_failed_pass_leaves_its_event_to_a_redelivery(tmp_path: Path) -> None:
     assert [d["outcome"] for d in run_pass(env, loaded, parts).decisions] == ["duplicate"]
 
 
-_ = (UTC, datetime, _outcomes)
+# -- a kept `holon.run.settled` is checked against the state on resume -------------------------
+def _settled_then_paused(tmp_path: Path, outcome: str) -> tuple[Parts, LoadedState, EventEnvelope]:
+    """A solve whose run settled with `outcome`, and its settled event kept while paused."""
+    runs = FakeRuns(Clock(), outcome)
+    parts = _parts(tmp_path)
+    parts.executor = build_executor(dry_run=False, clock=runs.clock, run_skill=runs)
+    loaded = LoadedState.of(ServeState())
+    (settled,) = run_pass(comment_event("/holon solve", number=3), loaded, parts).follow_ups
+    loaded.state.put(pause_record(paused=True, by="me", reason="", at=runs.clock(), writer="t"))
+    return parts, loaded, settled
+
+
+def test_a_kept_settled_event_that_settled_as_it_says_is_published_on_resume(
+    tmp_path: Path,
+) -> None:
+    parts, loaded, settled = _settled_then_paused(tmp_path, "success")
+    assert run_pass(settled, loaded, parts).kept
+    (resumed,) = resume(loaded, parts, by="me")
+    assert [i.args["skill"] for i in resumed.intents] == ["github-publish"]
+
+
+def test_a_forged_kept_settled_event_decides_nothing_on_resume(tmp_path: Path) -> None:
+    # The run failed; a state restored from elsewhere keeps its settled event claiming success.
+    parts, loaded, settled = _settled_then_paused(tmp_path, "failure")
+    assert run_pass(settled, loaded, parts).kept
+    key = f"pending:{settled.id}"
+    kept = loaded.state.get("meta", key)
+    assert kept is not None
+    forged = {**kept.data, "payload": {**kept.data["payload"], "run_outcome": "success"}}
+    loaded.state.put(kept.model_copy(update={"data": forged}))
+    (resumed,) = resume(loaded, parts, by="me")
+    assert resumed.intents == []
+    (decision,) = resumed.decisions
+    assert decision["outcome"] == "refused"
+    assert decision["rationale"] == (
+        "kept event not decided: the run it reports did not settle as it says"
+    )
+    assert loaded.state.get("meta", key) is None  # decided once: not kept for another resume
