@@ -66,6 +66,18 @@ def own_event(env: EventEnvelope, facts: RepoFacts) -> bool:
     return _commanding(env) or env.type.startswith(WRITTEN)
 
 
+def foreign_problem(env: EventEnvelope, served: str | None) -> str | None:
+    """Why an event is from another repository than the one Holon serves (`served`, None:
+    any), or None. GitHub delivers an app's or an org's hooks for every repository it covers;
+    work decided on one from elsewhere would run the agent for someone Holon does not serve."""
+    repo = env.scope.repo
+    if served is None or (repo is not None and repo.casefold() == served.casefold()):
+        return None
+    return (
+        f"{repo or 'an event without a repository'} is not the repository Holon serves ({served})"
+    )
+
+
 def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
     if own_event(env, facts):

@@ -18,6 +18,7 @@ from holon.controller.attempts import perform
 from holon.controller.decide import target_of
 from holon.controller.follow_ups import settled_as_claimed
 from holon.controller.guarding import judge
+from holon.controller.guardrails import foreign_problem
 from holon.controller.journals import decision_entry, event_entry, journal_decision
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
@@ -65,6 +66,11 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
 
 
 def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
+    foreign = foreign_problem(env, p.parts.repo)
+    if foreign is not None:
+        # Not even decided: a decider's facts would be read in a repository Holon does not serve.
+        journal_decision(p, env, "refused", foreign, suffix=suffix)
+        return
     subject = target_of(env).subject()
     view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
     decision = p.parts.decider.decide(env, view)

@@ -3,6 +3,8 @@ fix: a pass that fails leaves its event to a redelivery, ..."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,14 @@ from holon.controller.policy import load_policy
 from holon.controller.view import ControllerView
 from holon.executor.executor import build_executor
 from holon.gateway.envelope import EventEnvelope
+from holon.gateway.github import normalize
+from holon.serve.serve import Serve, ServeOptions
 from holon.skills.catalog import default_catalog
 from holon.state.journal import Journal
 from holon.state.model import ServeState
-from tests.controller.conftest import Clock, comment_event
+from tests.controller.conftest import REPO, Clock, comment_event
 from tests.controller.test_settled_run import FakeRuns
+from tests.gateway.conftest import example
 
 
 def _parts(tmp_path: Path, facts: StaticFacts | None = None, **more: Any) -> Parts:
@@ -116,3 +121,61 @@ def test_a_forged_kept_settled_event_decides_nothing_on_resume(tmp_path: Path) -
         "kept event not decided: the run it reports did not settle as it says"
     )
     assert loaded.state.get("meta", key) is None  # decided once: not kept for another resume
+
+
+# -- an event from another repository than the configured one gets no work ---------------------
+def _comment_in(repo: str, body: str = "/holon solve") -> EventEnvelope:
+    payload = example("issue_comment", "created")
+    payload["comment"]["body"] = body
+    owner, _, name = repo.partition("/")
+    payload["repository"].update(full_name=repo, name=name)
+    payload["repository"]["owner"]["login"] = owner
+    return normalize("issue_comment", payload, via="replay", received_at=datetime.now(UTC))
+
+
+def test_an_event_from_another_repository_gets_no_work(tmp_path: Path) -> None:
+    parts, loaded = _parts(tmp_path, repo=REPO), LoadedState.of(ServeState())
+    elsewhere = _comment_in("attacker/elsewhere")
+    assert elsewhere.scope.repo == "attacker/elsewhere"
+    report = run_pass(elsewhere, loaded, parts)
+    assert report.intents == []
+    (decision,) = report.decisions
+    assert (decision["outcome"], decision["rationale"]) == (
+        "refused",
+        f"attacker/elsewhere is not the repository Holon serves ({REPO})",
+    )
+    assert not loaded.ledger.inflight()
+    # The configured repository, in any case GitHub spells it, is served.
+    home = run_pass(_comment_in(REPO.upper()), loaded, parts)
+    assert [i.args["skill"] for i in home.intents] == ["github-issue-solve"]
+
+
+def test_a_kept_event_from_another_repository_gets_no_work_on_resume(tmp_path: Path) -> None:
+    parts, loaded = _parts(tmp_path, repo=REPO), LoadedState.of(ServeState())
+    loaded.state.put(pause_record(paused=True, by="me", reason="", at=parts.clock(), writer="t"))
+    assert run_pass(_comment_in("attacker/elsewhere"), loaded, parts).kept
+    (resumed,) = resume(loaded, parts, by="me")
+    assert resumed.intents == []
+    assert [d["outcome"] for d in resumed.decisions] == ["refused"]
+
+
+def test_serve_refuses_events_of_another_repository_than_its_repo(tmp_path: Path) -> None:
+    replay = tmp_path / "replay.ndjson"
+    lines = [
+        {"event": "issue_comment", "delivery": f"d-{n}", "payload": _comment_in(repo).payload}
+        for n, repo in enumerate(("attacker/elsewhere", REPO))
+    ]
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    options = ServeOptions(
+        state_dir=tmp_path / "s", replay=[replay], dry_run=True, once=True, repo=REPO
+    )
+    serve = Serve(options, clock=Clock())
+    serve.open()
+    try:
+        serve.run()
+    finally:
+        serve.close()
+    assert serve.failed == []
+    journal = tmp_path / "s" / "decisions.ndjson"
+    found = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [(d["outcome"], len(d["intents"])) for d in found] == [("refused", 0), ("decided", 1)]
