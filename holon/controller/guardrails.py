@@ -55,6 +55,14 @@ def bot_allowed(login: str, allowed: tuple[str, ...] | list[str]) -> bool:
     return any(login.casefold() == name.casefold() for name in allowed)
 
 
+# A review asks for work by itself (changes requested starts a fix): it is a command's equal.
+REVIEWS = (
+    "github.pull_request_review.",
+    "github.pull_request_review_comment.",
+    "github.pull_request_review_thread.",
+)
+
+
 def _commanding(env: EventEnvelope) -> bool:
     return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
 
@@ -82,7 +90,9 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
     if own_event(env, facts):
         return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
-    commanding = env.command is not None or env.type.endswith(".labeled")
+    commanding = (
+        env.command is not None or env.type.endswith(".labeled") or env.type.startswith(REVIEWS)
+    )
     if not commanding or env.actor is None:
         return None
     actor = env.actor

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from holon.controller.decide import Decision, PolicyDecider
-from holon.controller.facts import StaticFacts
+from holon.controller.facts import PullFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.passes import resume, run_pass
@@ -179,3 +179,65 @@ def test_serve_refuses_events_of_another_repository_than_its_repo(tmp_path: Path
     journal = tmp_path / "s" / "decisions.ndjson"
     found = [json.loads(line) for line in journal.read_text().splitlines()]
     assert [(d["outcome"], len(d["intents"])) for d in found] == [("refused", 0), ("decided", 1)]
+
+
+# -- a review that would start work needs the policy's authority --------------------------------
+NUMBER = example("pull_request_review", "submitted")["pull_request"]["number"]
+HOLON_PR = PullFacts(
+    approved=False, stale=False, head_sha="a" * 40, head_ref="holon/issue-1", same_repo=True
+)
+
+
+def _changes_requested(login: str, association: str, kind: str = "User") -> EventEnvelope:
+    payload = example("pull_request_review", "submitted")
+    payload["review"].update(state="changes_requested", author_association=association)
+    for user in (payload["review"]["user"], payload["sender"]):
+        user.update(login=login, type=kind)
+    return normalize("pull_request_review", payload, via="replay", received_at=datetime.now(UTC))
+
+
+def _review_outcome(tmp_path: Path, env: EventEnvelope, **facts: Any) -> list[tuple[str, str]]:
+    static = StaticFacts(pulls={(REPO, NUMBER): HOLON_PR}, **facts)
+    parts = _parts(tmp_path, static)
+    (decision,) = run_pass(env, LoadedState.of(ServeState()), parts).decisions
+    assert decision["rule"] == "fix-after-changes-requested"
+    runs = [("run", i["args"]["skill"]) for i in decision["intents"] if i["type"] == "run_skill"]
+    return runs + [(r["guard"], r["reason"]) for r in decision["refused"]]
+
+
+def test_a_readers_review_requesting_changes_starts_no_fix(tmp_path: Path) -> None:
+    env = _changes_requested("reader", "COLLABORATOR")
+    outcome = _review_outcome(tmp_path, env, permissions={(REPO, "reader"): "read"})
+    assert outcome == [("authority", "reader has read access; Holon needs write")]
+
+
+def test_an_outsiders_review_is_refused_without_a_look_up(tmp_path: Path) -> None:
+    # No Holon login configured: not being Holon is no trust of its own.
+    env = _changes_requested("stranger", "CONTRIBUTOR")
+    assert _review_outcome(tmp_path, env) == [
+        ("authority", "stranger (CONTRIBUTOR) has no write access to this repository")
+    ]
+
+
+def test_a_maintainers_review_requesting_changes_starts_a_fix(tmp_path: Path) -> None:
+    env = _changes_requested("maintainer", "MEMBER")
+    outcome = _review_outcome(tmp_path, env, permissions={(REPO, "maintainer"): "maintain"})
+    assert outcome == [("run", "github-pr-fix")]
+
+
+def test_a_review_by_a_bot_starts_a_fix_only_when_allow_listed(tmp_path: Path) -> None:
+    env = _changes_requested("reviewbot[bot]", "NONE", kind="Bot")
+    assert _review_outcome(tmp_path / "a", env) == [
+        ("authority", "reviewbot[bot] is a bot, and settings.allowed_bots does not name it")
+    ]
+    parts = _parts(tmp_path / "b", StaticFacts(pulls={(REPO, NUMBER): HOLON_PR}))
+    parts.policy = parts.policy.model_copy(
+        update={
+            "settings": parts.policy.settings.model_copy(
+                update={"allowed_bots": ["ReviewBot[bot]"]}
+            )
+        }
+    )
+    (decision,) = run_pass(env, LoadedState.of(ServeState()), parts).decisions
+    assert decision["refused"] == []
+    assert [i["args"]["skill"] for i in decision["intents"]] == ["github-pr-fix"]
