@@ -241,3 +241,60 @@ def test_a_review_by_a_bot_starts_a_fix_only_when_allow_listed(tmp_path: Path) -
     (decision,) = run_pass(env, LoadedState.of(ServeState()), parts).decisions
     assert decision["refused"] == []
     assert [i["args"]["skill"] for i in decision["intents"]] == ["github-pr-fix"]
+
+
+# -- Holon's own failed `Holon` check run asks no fix of it ---------------------------------------
+HOLON_APP = "holon-app"
+CHECK_PR = PullFacts(
+    approved=False, stale=False, head_sha="c" * 40, head_ref="holon/issue-1", same_repo=True
+)
+
+
+def _failed_check(kind: str, *, name: str, app: str, sender: str) -> EventEnvelope:
+    payload = example(kind, "completed")
+    check = payload[kind]
+    check.update(conclusion="failure", app={**check["app"], "slug": app})
+    if kind == "check_run":
+        check["name"] = name
+    payload["sender"].update(login=sender, type="Bot" if sender.endswith("[bot]") else "User")
+    return normalize(kind, payload, via="replay", received_at=datetime.now(UTC))
+
+
+def _check_outcome(tmp_path: Path, env: EventEnvelope) -> list[tuple[str, str]]:
+    assert env.subject is not None
+    assert env.subject.pull_requests == [2]
+    facts = StaticFacts(pulls={(REPO, 2): CHECK_PR}, holon_login=f"{HOLON_APP}[bot]")
+    (decision,) = run_pass(env, LoadedState.of(ServeState()), _parts(tmp_path, facts)).decisions
+    assert decision["rule"] == "fix-after-failed-check"
+    runs = [("run", i["args"]["skill"]) for i in decision["intents"] if i["type"] == "run_skill"]
+    return runs + [(r["guard"], r["reason"]) for r in decision["refused"]]
+
+
+@pytest.mark.parametrize("sender", [f"{HOLON_APP}[bot]", "Codertocat"])
+def test_holons_own_failed_check_run_starts_no_fix(tmp_path: Path, sender: str) -> None:
+    env = _failed_check("check_run", name="Holon", app=HOLON_APP, sender=sender)
+    assert [guard for guard, _ in _check_outcome(tmp_path, env)] == ["self"]
+
+
+def test_a_check_run_named_holon_completed_by_holon_is_its_own(tmp_path: Path) -> None:
+    env = _failed_check("check_run", name="Holon", app="other-app", sender=f"{HOLON_APP}[bot]")
+    assert [guard for guard, _ in _check_outcome(tmp_path, env)] == ["self"]
+
+
+def test_holons_own_check_suite_starts_no_fix(tmp_path: Path) -> None:
+    env = _failed_check("check_suite", name="", app=HOLON_APP, sender=f"{HOLON_APP}[bot]")
+    assert [guard for guard, _ in _check_outcome(tmp_path, env)] == ["self"]
+
+
+@pytest.mark.parametrize(
+    ("name", "app", "sender"),
+    [
+        ("lint", HOLON_APP, f"{HOLON_APP}[bot]"),  # another check of the same app (Actions')
+        ("Holon", "other-app", "Codertocat"),  # another app's check that happens to be named so
+    ],
+)
+def test_other_failed_checks_still_start_a_fix(
+    tmp_path: Path, name: str, app: str, sender: str
+) -> None:
+    env = _failed_check("check_run", name=name, app=app, sender=sender)
+    assert _check_outcome(tmp_path, env) == [("run", "github-pr-fix")]
