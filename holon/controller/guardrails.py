@@ -162,6 +162,13 @@ def _merge_problem(
     sha = str(intent.args.get("sha"))
     if pull.head_sha != sha:
         return f"head moved to {pull.head_sha[:12]}; not merging {sha[:12]}"
+    base = intent.args.get("base")
+    if not isinstance(base, str) or not base:
+        return "the merge names no base branch it was decided for"
+    if pull.base_ref is None:
+        return "cannot verify the pull request's base branch"
+    if pull.base_ref != base:  # retargeted since: merging now would land where nobody decided
+        return f"the base branch is now {pull.base_ref}; the merge was decided for {base}"
     if not pull.approved:
         return "the pull request is not approved"
     if pull.stale:

@@ -16,7 +16,7 @@ from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.passes import resume, run_pass
 from holon.controller.pause import pause_record
-from holon.controller.policy import load_policy
+from holon.controller.policy import load_policy, parse_policy
 from holon.controller.view import ControllerView
 from holon.executor.executor import build_executor
 from holon.gateway.envelope import EventEnvelope
@@ -298,3 +298,55 @@ def test_other_failed_checks_still_start_a_fix(
 ) -> None:
     env = _failed_check("check_run", name=name, app=app, sender=sender)
     assert _check_outcome(tmp_path, env) == [("run", "github-pr-fix")]
+
+
+# -- a merge is pinned to the base branch it was decided for ------------------------------------
+MERGE_POLICY = (
+    "version: 1\nsettings: {allow_merge: true}\nrules:\n"
+    "  - name: merge-when-approved\n    on: github.pull_request_review.submitted\n"
+    "    do: merge\n"
+)
+
+
+def _merge_decision(tmp_path: Path, base_ref: str | None) -> dict[str, Any]:
+    payload = example("pull_request_review", "submitted")
+    payload["review"]["state"] = "approved"
+    env = normalize("pull_request_review", payload, via="replay", received_at=datetime.now(UTC))
+    sha = payload["pull_request"]["head"]["sha"]
+    pull = PullFacts(
+        approved=True,
+        stale=False,
+        head_sha=sha,
+        head_ref="holon/issue-1",
+        same_repo=True,
+        base_ref=base_ref,
+    )
+    facts = StaticFacts(pulls={(REPO, NUMBER): pull}, green={(REPO, sha): True})
+    parts = _parts(tmp_path, facts)
+    parts.policy = parse_policy(MERGE_POLICY)
+    parts.decider = PolicyDecider(parts.policy, facts)
+    (decision,) = run_pass(env, LoadedState.of(ServeState()), parts).decisions
+    return decision
+
+
+def test_a_merge_carries_the_base_it_was_decided_for(tmp_path: Path) -> None:
+    base = example("pull_request_review", "submitted")["pull_request"]["base"]["ref"]
+    decision = _merge_decision(tmp_path, base)
+    assert decision["refused"] == []
+    (intent,) = decision["intents"]
+    assert intent["args"]["base"] == base == "master"
+
+
+@pytest.mark.parametrize(
+    ("base_ref", "reason"),
+    [
+        ("release", "the base branch is now release; the merge was decided for master"),
+        (None, "cannot verify the pull request's base branch"),
+    ],
+)
+def test_a_merge_is_refused_when_the_base_changed(
+    tmp_path: Path, base_ref: str | None, reason: str
+) -> None:
+    decision = _merge_decision(tmp_path, base_ref)
+    assert decision["intents"] == []
+    assert [(r["guard"], r["reason"]) for r in decision["refused"]] == [("merge", reason)]

@@ -70,7 +70,8 @@ def test_an_event_from_another_repository_acts_nowhere(github_server: Any, tmp_p
     state = tmp_path / "s"
     (decision,) = [json.loads(x) for x in (state / "decisions.ndjson").read_text().splitlines()]
     assert decision["outcome"] == "refused"
-    assert decision["rationale"] == f"attacker/elsewhere is not the repository Holon serves ({REPO})"
+    served = f"attacker/elsewhere is not the repository Holon serves ({REPO})"
+    assert decision["rationale"] == served
     actions = state / "actions.ndjson"
     assert not actions.exists() or actions.read_text() == ""  # not even decided: nothing done
     assert github_server.count() == 0  # refused before any call
