@@ -1,5 +1,8 @@
 """Findings of an attacker's audit of the controller, each held by a test that failed before its
-fix: a pass that fails leaves its event to a redelivery, ..."""
+fix: a pass that raises leaves its event to a redelivery; a kept `holon.run.settled` decides on
+resume only when the state holds the run as it claims; an event from another repository than
+the one served gets no work; a review that would start work needs the policy's authority;
+Holon's own `Holon` check run failing starts no fix; a merge is pinned to its base branch."""
 
 from __future__ import annotations
 
@@ -45,10 +48,6 @@ def _parts(tmp_path: Path, facts: StaticFacts | None = None, **more: Any) -> Par
         writer="test",
         **more,
     )
-
-
-def _outcomes(parts: Parts) -> list[str]:
-    return [d["outcome"] for d in parts.journals.decisions.read()]
 
 
 # -- a pass that fails does not spend its event ----------------------------------------------
