@@ -58,6 +58,8 @@ class ReviewArgs(_Args):
 class MergeArgs(_Args):
     method: Literal["merge", "squash", "rebase"] = "squash"
     sha: str = Field(pattern=r"^[0-9a-f]{40}$")
+    # The base branch it was decided for: a pull request retargeted since is not merged.
+    base: str | None = Field(default=None, min_length=1, max_length=255)
 
 
 class CloseArgs(_Args):

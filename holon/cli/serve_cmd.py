@@ -51,7 +51,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tick-interval", metavar="DUR", help="emit timer.tick this often")
     parser.add_argument("--policy", metavar="F", help="policy file (default: built-in)")
     parser.add_argument("--facts", metavar="F", help="repository facts (JSON) for offline runs")
-    parser.add_argument("--repo", metavar="OWNER/NAME", help="repository of timer ticks")
+    parser.add_argument(
+        "--repo",
+        metavar="OWNER/NAME",
+        help="the repository served: of timer ticks; events of others get no work",
+    )
     parser.add_argument("--dry-run", action="store_true", help="journal effects, perform none")
     parser.add_argument("--once", action="store_true", help="process what is there, then exit")
     parser.add_argument("--runtime", default="local", help="skill runs: local (default) or docker")
@@ -218,6 +222,7 @@ def main(args: argparse.Namespace) -> int:
         clock = lambda: datetime.now(UTC)  # noqa: E731
         edge = github_edge(os.environ, args.repo, clock=clock, on_wait=waits, settings=settings)
         hooks = GitHubHooks(edge.scope, edge.facts, run_url=run_url_of(os.environ), note=notes)
+        options.repo = edge.repo  # `--repo`, else GITHUB_REPOSITORY: the only one served
     serve = Serve(
         options,
         # Live facts when acting on GitHub; `--facts F` still wins (an offline rehearsal).

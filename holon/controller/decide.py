@@ -128,9 +128,13 @@ class PolicyDecider:
             head = _head_sha(env)
             if head:
                 args["head_sha"] = head
-        elif rule.do == "merge" and "sha" not in args and _head_sha(env):
-            # A merge is pinned to the head the event saw (docs/github.md, "Merging").
-            args["sha"] = _head_sha(env)
+        elif rule.do == "merge":
+            # A merge is pinned to the head and the base the event saw (docs/github.md,
+            # "Merging").
+            if "sha" not in args and _head_sha(env):
+                args["sha"] = _head_sha(env)
+            if "base" not in args and _base_ref(env):
+                args["base"] = _base_ref(env)
         return Decision(self.name, why, rule.name, [Proposal(rule.do, target, args, why)])
 
     def _special(
@@ -170,6 +174,13 @@ def _pr_target(env: EventEnvelope) -> Target:
 
 def _head_sha(env: EventEnvelope) -> str | None:
     return env.subject.head_sha if env.subject is not None else None
+
+
+def _base_ref(env: EventEnvelope) -> str | None:
+    pull = env.payload.get("pull_request")
+    base = pull.get("base") if isinstance(pull, dict) else None
+    ref = base.get("ref") if isinstance(base, dict) else None
+    return ref if isinstance(ref, str) and ref else None
 
 
 def _rule_inputs(rule: Rule, env: EventEnvelope) -> dict[str, str]:

@@ -25,6 +25,7 @@ class PullFacts:
     head_sha: str
     head_ref: str
     same_repo: bool
+    base_ref: str | None = None  # the branch it merges into; None: unknown (no merge)
 
 
 class RepoFacts(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from holon.controller.facts import RepoFacts, at_least
 from holon.controller.policy import Policy
@@ -55,22 +55,75 @@ def bot_allowed(login: str, allowed: tuple[str, ...] | list[str]) -> bool:
     return any(login.casefold() == name.casefold() for name in allowed)
 
 
+# A review asks for work by itself (changes requested starts a fix): it is a command's equal.
+REVIEWS = (
+    "github.pull_request_review.",
+    "github.pull_request_review_comment.",
+    "github.pull_request_review_thread.",
+)
+
+
 def _commanding(env: EventEnvelope) -> bool:
     return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
 
 
+# The check run Holon keeps on a pull request's head (`github/checks.py`).
+HOLON_CHECK = "Holon"
+
+
+def _app_login(check: dict[str, Any]) -> str | None:
+    app = check.get("app")
+    slug = app.get("slug") if isinstance(app, dict) else None
+    return f"{slug}[bot]" if isinstance(slug, str) and slug else None  # an app's bot login
+
+
+def own_check(env: EventEnvelope, facts: RepoFacts) -> bool:
+    """Holon's own `Holon` check run (or a check suite of Holon's app): it fails when Holon's
+    work did, and a fix started on that would fail it again, in a loop. Another check of the
+    same app (a workflow's, when Holon writes with Actions' token) is not Holon's."""
+    kind = env.type.removeprefix("github.").partition(".")[0]
+    check = env.payload.get(kind) if kind in ("check_run", "check_suite") else None
+    if not isinstance(check, dict):
+        return False
+    app = _app_login(check)
+    by_holon = app is not None and facts.is_holon(app)
+    if kind == "check_suite":
+        return by_holon
+    sender = env.actor.login if env.actor is not None else None
+    named = check.get("name") == HOLON_CHECK
+    return named and (by_holon or (sender is not None and facts.is_holon(sender)))
+
+
 def own_event(env: EventEnvelope, facts: RepoFacts) -> bool:
-    """Holon's own comment, review, label or command: it must not loop on what it wrote."""
+    """Holon's own comment, review, label, command or check run: it must not loop on them."""
+    if own_check(env, facts):
+        return True
     if env.actor is None or not facts.is_holon(env.actor.login):
         return False
     return _commanding(env) or env.type.startswith(WRITTEN)
 
 
+def foreign_problem(env: EventEnvelope, served: str | None) -> str | None:
+    """Why an event is from another repository than the one Holon serves (`served`, None:
+    any), or None. GitHub delivers an app's or an org's hooks for every repository it covers;
+    work decided on one from elsewhere would run the agent for someone Holon does not serve."""
+    repo = env.scope.repo
+    if served is None or (repo is not None and repo.casefold() == served.casefold()):
+        return None
+    return (
+        f"{repo or 'an event without a repository'} is not the repository Holon serves ({served})"
+    )
+
+
 def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
+    if own_check(env, facts):
+        return "the check is Holon's own: its failure asks no work"
     if own_event(env, facts):
         return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
-    commanding = env.command is not None or env.type.endswith(".labeled")
+    commanding = (
+        env.command is not None or env.type.endswith(".labeled") or env.type.startswith(REVIEWS)
+    )
     if not commanding or env.actor is None:
         return None
     actor = env.actor
@@ -109,6 +162,13 @@ def _merge_problem(
     sha = str(intent.args.get("sha"))
     if pull.head_sha != sha:
         return f"head moved to {pull.head_sha[:12]}; not merging {sha[:12]}"
+    base = intent.args.get("base")
+    if not isinstance(base, str) or not base:
+        return "the merge names no base branch it was decided for"
+    if pull.base_ref is None:
+        return "cannot verify the pull request's base branch"
+    if pull.base_ref != base:  # retargeted since: merging now would land where nobody decided
+        return f"the base branch is now {pull.base_ref}; the merge was decided for {base}"
     if not pull.approved:
         return "the pull request is not approved"
     if pull.stale:

@@ -47,6 +47,7 @@ class Controller:
         executed: dict[str, ActionResult] | None = None,
         crashpoint: CrashPoint = no_crash,
         mention: str | None = "holon",
+        repo: str | None = None,
     ) -> None:
         self.parts = Parts(
             decider=decider,
@@ -61,6 +62,7 @@ class Controller:
             idempotent_runs=idempotent_runs,
             crashpoint=crashpoint,
             mention=mention,
+            repo=repo,
         )
         self.loaded = LoadedState.of(state, executed)
 

@@ -51,6 +51,8 @@ class Parts:
     crashpoint: CrashPoint = no_crash
     # The mention commands are read with (`@holon`), also when a kept event is read again.
     mention: str | None = "holon"
+    # The repository this controller serves (serve's `--repo`); None: each event's own.
+    repo: str | None = None
 
 
 @dataclass

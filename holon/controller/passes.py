@@ -1,12 +1,13 @@
 """One pass: an event in, a `PassReport` out. The controller's loop, read top to bottom here.
 
 `run_pass(envelope, loaded, parts)` observes, decides, guards, acts, records and feeds back
-(RFC-0004 section 7): journal the event; drop it if its dedupe key was seen; keep it if paused;
-otherwise decide (the injected decider), guard (`guarding.py`), follow a stop or restart
-(`stops.py`), journal the decision, perform each intent (`attempts.py`), and settle the closure of
-every subject the pass touched (`settlement.py`). A timer tick re-checks waits instead
-(`ticks.py`). `resume` decides the kept events, one pass each; `recovery.recover` reconciles what
-a previous process left inflight. Nothing here does I/O but through the injected parts.
+(RFC-0004 section 7): journal the event; drop it if its dedupe key was seen (a pass that raised
+leaves its key unseen); keep it if paused; otherwise decide (the injected decider), guard
+(`guarding.py`), follow a stop or restart (`stops.py`), journal the decision, perform each intent
+(`attempts.py`), and settle the closure of every subject the pass touched (`settlement.py`). A
+timer tick re-checks waits instead (`ticks.py`). `resume` decides the kept events, one pass each
+(Holon's own only when it says what the state holds); `recovery.recover` reconciles what a
+previous process left inflight. Nothing here does I/O but through the injected parts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pydantic import ValidationError
 
 from holon.controller.attempts import perform
 from holon.controller.decide import target_of
+from holon.controller.follow_ups import settled_as_claimed
 from holon.controller.guarding import judge
+from holon.controller.guardrails import foreign_problem
 from holon.controller.journals import decision_entry, event_entry, journal_decision
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
@@ -33,7 +36,7 @@ from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
 from holon.errors import InvalidInput
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.envelope import EventEnvelope, is_internal
 from holon.state.model import Record
 
 
@@ -52,11 +55,22 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     if is_paused(state):
         keep(p, env)
         return p.report()
-    decide_and_act(p, env)
+    try:
+        decide_and_act(p, env)
+    except BaseException:
+        # A pass that failed did not handle its event: a redelivery is decided, not dropped as
+        # a duplicate. What it did record (an inflight run) the guardrails and recovery see.
+        p.delete("dedupe", env.dedupe_key)
+        raise
     return p.report()
 
 
 def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
+    foreign = foreign_problem(env, p.parts.repo)
+    if foreign is not None:
+        # Not even decided: a decider's facts would be read in a repository Holon does not serve.
+        journal_decision(p, env, "refused", foreign, suffix=suffix)
+        return
     subject = target_of(env).subject()
     view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
     decision = p.parts.decider.decide(env, view)
@@ -98,17 +112,11 @@ def _resume_one(loaded: LoadedState, parts: Parts, record: Record) -> PassReport
         env = read_kept(record, parts.mention)
     except (InvalidInput, ValidationError) as exc:
         # Never decided on what the stored record claims: refused, and the journal says why.
-        p.journal(
-            decision_entry(
-                entry_id=f"dec:{event_id}:resumed",
-                event_id=event_id,
-                type_=str(record.data.get("type") or "unknown"),
-                subject="unknown",
-                at=parts.clock(),
-                outcome="refused",
-                rationale=f"kept event not decided: {exc}",
-            )
-        )
+        _refuse_kept(p, record, str(exc))
+        return p.report()
+    if is_internal(env) and not settled_as_claimed(p.state, env, target_of(env).subject()):
+        # Restored state never authorizes: Holon's own event must say what the state holds.
+        _refuse_kept(p, record, "the run it reports did not settle as it says")
         return p.report()
     if expired(record, parts.clock(), parts.policy):
         reason = "kept while paused longer than the policy allows"
@@ -116,6 +124,21 @@ def _resume_one(loaded: LoadedState, parts: Parts, record: Record) -> PassReport
         return p.report()
     decide_and_act(p, env, suffix=":resumed")
     return p.report()
+
+
+def _refuse_kept(p: Pass, record: Record, why: str) -> None:
+    event_id = record.key.removeprefix(KEPT)
+    p.journal(
+        decision_entry(
+            entry_id=f"dec:{event_id}:resumed",
+            event_id=event_id,
+            type_=str(record.data.get("type") or "unknown"),
+            subject="unknown",
+            at=p.parts.clock(),
+            outcome="refused",
+            rationale=f"kept event not decided: {why}",
+        )
+    )
 
 
 __all__ = ["decide_and_act", "resume", "run_pass"]

@@ -8,6 +8,8 @@ from when it was kept, not from the payload's own time (redeliveries carry old t
 A kept event comes back from the state, which may have been restored from elsewhere: it never
 brings its authority with it. Its envelope is made again from its payload (`gateway.restored`),
 so the actor's authority is derived as the connector derives it; one that cannot be is refused.
+Holon's own event kept decides only when it says what the state holds of the run it reports
+(`follow_ups.settled_as_claimed`, checked by `passes.resume`).
 """
 
 from __future__ import annotations

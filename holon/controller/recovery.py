@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pydantic import ValidationError
 
 from holon.controller.attempts import attempt
+from holon.controller.follow_ups import settled_as_claimed
 from holon.controller.guarding import is_refusal_comment
 from holon.controller.guardrails import authority_problem, guard
 from holon.controller.journals import decision_entry
@@ -85,7 +86,7 @@ def recheck(
         env = rederive(env, mention=p.parts.mention)
     except InvalidInput as exc:
         return intent, ("provenance", str(exc))
-    if is_internal(env) and not _settled_as_claimed(p, env, intent):
+    if is_internal(env) and not settled_as_claimed(p.state, env, intent.target.subject()):
         return intent, ("provenance", "the run its event reports did not settle as it says")
     parts = p.parts
     problem = authority_problem(env, parts.facts, parts.policy)
@@ -102,19 +103,6 @@ def recheck(
         authority=problem,
     )
     return intent, ((refused[0].guard, refused[0].reason) if refused else None)
-
-
-def _settled_as_claimed(p: Pass, env: EventEnvelope, intent: ActionIntent) -> bool:
-    """Holon's own event is re-derived from nothing outside: what it reports (a run settled)
-    must be what the state holds, for the same subject, or it decides nothing on recovery."""
-    record = p.state.get("intent", str(env.payload.get("intent")))
-    result = record.data.get("result") if record is not None else None
-    return (
-        record is not None
-        and isinstance(result, dict)
-        and result.get("run_id") == env.payload.get("run_id")
-        and record.data.get("subject") == intent.target.subject()
-    )
 
 
 def refuse(p: Pass, record: Record, intent: ActionIntent | None, why: tuple[str, str]) -> None:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 
 from holon.closure.handoff import Handoff, render_handoff
+from holon.controller.guardrails import HOLON_CHECK
 from holon.github.body import SUMMARY_LIMIT, with_marker
 from holon.github.comments import comment_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
@@ -31,7 +32,7 @@ from holon.github.progress import NOUNS
 from holon.templating import render
 
 EFFECT = "check_run"
-NAME = "Holon"
+NAME = HOLON_CHECK  # the controller knows it by this name as Holon's own
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _URL = re.compile(r"https?://[^\s<>\"'`]{1,2000}")
 

@@ -127,6 +127,7 @@ class GitHubFacts:
             head_sha=found.head_sha,
             head_ref=found.head_ref,
             same_repo=same_repo(found),
+            base_ref=found.base_ref,
         )
 
     def is_holon_pr(self, repo: str, number: int) -> bool | None:

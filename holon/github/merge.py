@@ -4,8 +4,9 @@ it was decided on, and never sent twice (docs/github.md, "Merging").
 In order, cheapest first, each failed check an outcome naming its reason:
 
 1. refused: an unknown method; a target outside the event's repository;
-2. from one read of the pull request: already merged (nothing to do), closed, a draft, a
-   title marked work in progress, a hold label (refused); the head moved off the sha, GitHub
+2. from one read of the pull request: already merged (nothing to do), retargeted to another
+   base than the one decided for, closed, a draft, a title marked work in progress, a hold
+   label (refused); the head moved off the sha, GitHub
    has not computed mergeability yet (read once more first) or it conflicts (a wait);
 3. from its reviews: not approved, or the approval predates the head (refused);
 4. from the rulesets, check runs and statuses on that exact sha: failed or unknown (refused),
@@ -60,11 +61,13 @@ def merge_pull(
     sha: str,
     method: str,
     event_repo: str | None,
+    base_ref: str | None,
     hold_labels: Iterable[str] = HOLD_LABELS,
     wip_markers: Iterable[str] = WIP_MARKERS,
     sleep: Callable[[float], None] = time.sleep,
 ) -> EffectOutcome:
-    """Merge pull request `number` of `repo` at `sha`, or say why not (see the module doc).
+    """Merge pull request `number` of `repo` at `sha` into `base_ref` (the base branch it was
+    decided for; None: unknown, refused), or say why not (see the module doc).
     Raises `GitHubError` when GitHub fails a read or refuses the merge (401, 403, 422).
     `sleep` is for tests: the pause before mergeability is read again."""
     base: dict[str, Any] = {"pull": number, "sha": sha}
@@ -78,6 +81,9 @@ def merge_pull(
         return EffectOutcome(EFFECT, False, done, "already merged")
     if pull.base_repo.casefold() != repo.casefold():
         return _not("repository", "GitHub answered for another repository", base)
+    if pull.base_ref != base_ref:
+        note = f"the base branch is now {pull.base_ref}; the merge was decided for {base_ref}"
+        return _not("base", note, base)
     if pull.state != "open":
         return _not("closed", f"the pull request is {pull.state or 'not open'}", base)
     if pull.draft:

@@ -88,6 +88,7 @@ class MergeHandler:
             sha=str(intent.args["sha"]),
             method=str(intent.args.get("method", "squash")),
             event_repo=self.scope.event_repo,
+            base_ref=_text(intent.args.get("base")),
             hold_labels=self.hold_labels,
             wip_markers=self.wip_markers,
         )
@@ -96,3 +97,7 @@ class MergeHandler:
         error = line(why, ERROR_LIMIT)
         self._failed[intent.id] = error
         return result_of(intent, attempt, now, "failed", error=error)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -244,6 +244,7 @@ class Serve:
             executed=executed,
             crashpoint=self.crashpoint,
             mention=options.mention,
+            repo=options.repo,
         )
         self._before_pass()
         self._account(self.controller.recover())

@@ -23,7 +23,15 @@ from tests.gateway.conftest import example
 NUMBER = example("pull_request_review", "submitted")["pull_request"]["number"]
 SHA = example("pull_request_review", "submitted")["pull_request"]["head"]["sha"]
 OTHER_SHA = "f" * 40
-GOOD = PullFacts(approved=True, stale=False, head_sha=SHA, head_ref="holon/issue-1", same_repo=True)
+BASE = example("pull_request_review", "submitted")["pull_request"]["base"]["ref"]
+GOOD = PullFacts(
+    approved=True,
+    stale=False,
+    head_sha=SHA,
+    head_ref="holon/issue-1",
+    same_repo=True,
+    base_ref=BASE,
+)
 
 
 def _policy(*, allow_merge: bool) -> str:
@@ -108,7 +116,7 @@ def test_merge_when_every_condition_holds_is_executed_as_a_dry_run(tmp_path: Pat
     (intent,) = decision["intents"]
     target = f"pull_request:{NUMBER}"
     assert (intent["type"], intent["target"]) == ("merge", target)
-    assert intent["args"] == {"sha": SHA, "method": "squash"}
+    assert intent["args"] == {"sha": SHA, "method": "squash", "base": BASE}
     (action,) = actions(ctl)
     assert (action["intent_id"], action["type"], action["attempt"]) == (intent["id"], "merge", 1)
     assert (action["status"], action["dry_run"]) == ("succeeded", True)
@@ -118,4 +126,5 @@ def test_merge_when_every_condition_holds_is_executed_as_a_dry_run(tmp_path: Pat
         "target": target,
         "sha": SHA,
         "method": "squash",
+        "base": BASE,
     }

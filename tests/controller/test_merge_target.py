@@ -16,7 +16,9 @@ from holon.intent import Target, make_intent
 from tests.gateway.conftest import example
 
 SHA = "a" * 40
-GOOD = PullFacts(approved=True, stale=False, head_sha=SHA, head_ref="fix", same_repo=True)
+GOOD = PullFacts(
+    approved=True, stale=False, head_sha=SHA, head_ref="fix", same_repo=True, base_ref="main"
+)
 
 
 class NoLedger:
@@ -50,7 +52,7 @@ def test_a_merge_elsewhere_is_refused(target_repo: str, reason: str | None) -> N
     intent = make_intent(
         type_="merge",
         target=Target(repo=target_repo, kind="pull_request", id="1"),
-        args={"sha": SHA},
+        args={"sha": SHA, "base": "main"},
         reason="test",
         decider="model",
         event_key=env.dedupe_key,

@@ -73,7 +73,12 @@ def test_a_fresh_approval_by_the_owner(github_server: LoopbackGitHub, repo: Repo
     facts = facts_for(github_server.url)
     pull = pull_of(issue)
     assert facts.pull(REPO, issue.number) == PullFacts(
-        approved=True, stale=False, head_sha=pull.head_sha, head_ref="holon/issue-1", same_repo=True
+        approved=True,
+        stale=False,
+        head_sha=pull.head_sha,
+        head_ref="holon/issue-1",
+        same_repo=True,
+        base_ref="main",
     )
     assert facts.is_holon_pr(REPO, issue.number) is True
     # The pull request is read once per pass; reviews every time a decision needs them.

@@ -57,7 +57,8 @@ def _merge(
     sleep: Callable[[float], None] = lambda seconds: None,
     **kw: str | None,
 ) -> EffectOutcome:
-    options = {"sha": pull_of(issue).head_sha, "event_repo": REPO, **kw}
+    # The fake's pull requests merge into main: the base the merge was decided for.
+    options = {"sha": pull_of(issue).head_sha, "event_repo": REPO, "base_ref": "main", **kw}
     facts = facts_for(server.url)
     return merge_pull(facts, REPO, issue.number, method=method, sleep=sleep, **options)  # type: ignore[arg-type]
 
@@ -218,6 +219,18 @@ def test_mergeability_computed_on_the_second_read(
     assert _merge(github_server, ready, sleep=slept.append).performed
     assert slept == [2.0]  # a moment for GitHub's background job before the second read
     assert github_server.operations() == ["pulls/get", *HAPPY]
+
+
+@pytest.mark.parametrize("decided_for", ["release", None])
+def test_a_base_other_than_the_one_decided_for_is_refused(
+    github_server: LoopbackGitHub, ready: Issue, decided_for: str | None
+) -> None:
+    # The base was changed after the merge was decided (to main here, from `decided_for`).
+    outcome = _merge(github_server, ready, base_ref=decided_for)
+    assert (outcome.performed, outcome.output["refused"], outcome.wait) == (False, "base", None)
+    assert outcome.note == f"the base branch is now main; the merge was decided for {decided_for}"
+    assert github_server.operations() == ["pulls/get"]  # one read, no merge
+    assert not pull_of(ready).merged
 
 
 @pytest.mark.parametrize("event_repo", ["octocat/Spoon-Knife", None, "octocat/Hello-World.git"])

@@ -152,11 +152,13 @@ def test_holon_serve_resumes_a_restored_kept_event_with_the_payloads_authority(
 REVIEW = example("pull_request_review", "submitted")
 SHA = REVIEW["pull_request"]["head"]["sha"]
 NUMBER = REVIEW["pull_request"]["number"]
+BASE = REVIEW["pull_request"]["base"]["ref"]
 DEFAULT_POLICY = (Path(__file__).parents[2] / "holon/controller/default_policy.yaml").read_text()
 MERGING_POLICY = DEFAULT_POLICY.replace("allow_merge: false", "allow_merge: true ")
 GOOD_PULL = PullFacts(
-    approved=True, stale=False, head_sha=SHA, head_ref="holon/issue-1", same_repo=True
-)
+    approved=True, stale=False, head_sha=SHA, head_ref="holon/issue-1", same_repo=True,
+    base_ref=BASE,
+)  # fmt: skip
 
 
 def _review() -> EventEnvelope:
@@ -174,7 +176,10 @@ def _intent(env: EventEnvelope, type_: str, target: Target, args: dict[str, Any]
 
 def _merge(env: EventEnvelope) -> ActionIntent:
     return _intent(
-        env, "merge", Target(repo=REPO, kind="pull_request", id=str(NUMBER)), {"sha": SHA}
+        env,
+        "merge",
+        Target(repo=REPO, kind="pull_request", id=str(NUMBER)),
+        {"sha": SHA, "base": BASE},
     )
 
 

@@ -23,6 +23,7 @@ API = "https://api.github.com"
 REPO = "octocat/Hello-World"
 NUMBER = 1347  # GitHub's example pull request
 SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"  # its head sha
+BASE = "master"  # its base branch
 
 
 def _pull(**fields: Any) -> dict[str, Any]:
@@ -79,7 +80,8 @@ def _no_sleep(seconds: float) -> None:
 
 
 def _merge(facts: GitHubFacts | None = None, **kw: Any) -> Any:
-    options = {"sha": SHA, "method": "squash", "event_repo": REPO, "sleep": _no_sleep, **kw}
+    options = {"sha": SHA, "method": "squash", "event_repo": REPO, "base_ref": BASE, **kw}
+    options.setdefault("sleep", _no_sleep)
     return merge_pull(facts or facts_for(API), REPO, NUMBER, **options)
 
 
@@ -208,7 +210,9 @@ def test_a_traversing_target_is_refused_before_any_request(
     github_fake: GitHubFake, repo: str
 ) -> None:
     with pytest.raises(GitHubError, match="repository name"):
-        merge_pull(facts_for(API), repo, NUMBER, sha=SHA, method="merge", event_repo=repo)
+        merge_pull(
+            facts_for(API), repo, NUMBER, sha=SHA, method="merge", event_repo=repo, base_ref=BASE
+        )
     assert github_fake.calls == []
 
 
@@ -275,13 +279,13 @@ def test_no_answer_and_not_merged_is_a_failure_not_a_second_merge() -> None:
     with pytest.raises(
         ServerError, match="after no answer to pulls/merge a re-read shows it not merged"
     ):
-        _merge(GitHubFacts(access, login="github-actions[bot]"))
+        _merge(GitHubFacts(access, login="github-actions[bot]"), base_ref="main")
     assert (access.merges, access.reads) == (1, 2)
 
 
 def test_no_answer_and_merged_is_success() -> None:
     access = Lost(merged_after=True)
-    outcome = _merge(GitHubFacts(access, login="github-actions[bot]"))
+    outcome = _merge(GitHubFacts(access, login="github-actions[bot]"), base_ref="main")
     assert outcome.performed
     assert outcome.output["merge_sha"] == "f" * 40
     assert access.merges == 1
@@ -290,5 +294,5 @@ def test_no_answer_and_merged_is_success() -> None:
 def test_no_answer_and_no_re_read_keeps_the_uncertainty() -> None:
     access = Lost(merged_after=None)
     with pytest.raises(ServerError, match="timed out during pulls/merge: GitHub may or may not"):
-        _merge(GitHubFacts(access, login="github-actions[bot]"))
+        _merge(GitHubFacts(access, login="github-actions[bot]"), base_ref="main")
     assert access.merges == 1

@@ -34,6 +34,7 @@ def review_event(
     payload["review"].update(id=ident, state=state, body=body, commit_id=sha)
     payload["pull_request"]["number"] = number
     payload["pull_request"]["head"]["sha"] = sha
+    payload["pull_request"]["base"]["ref"] = "main"  # the fake's pull requests merge into main
     payload["repository"]["full_name"] = REPO
     return {"event": "pull_request_review", "delivery": f"r-{ident}", "payload": payload}
 

@@ -66,8 +66,12 @@ def test_serve_with_a_token_needs_the_repository(github_server: Any, tmp_path: P
 def test_an_event_from_another_repository_acts_nowhere(github_server: Any, tmp_path: Path) -> None:
     event = _help_comment(1, repo="attacker/elsewhere")
     run = _serve(github_server, tmp_path / "s", [event], "--repo", REPO)
-    assert run.returncode == 1, run.stderr  # the reply failed: honestly reported
-    actions = [json.loads(x) for x in (tmp_path / "s" / "actions.ndjson").read_text().splitlines()]
-    assert actions
-    assert all("not in the event's" in a["error"] for a in actions), actions
+    assert run.returncode == 0, run.stderr  # refused, journaled with why: nothing failed
+    state = tmp_path / "s"
+    (decision,) = [json.loads(x) for x in (state / "decisions.ndjson").read_text().splitlines()]
+    assert decision["outcome"] == "refused"
+    served = f"attacker/elsewhere is not the repository Holon serves ({REPO})"
+    assert decision["rationale"] == served
+    actions = state / "actions.ndjson"
+    assert not actions.exists() or actions.read_text() == ""  # not even decided: nothing done
     assert github_server.count() == 0  # refused before any call
