@@ -217,10 +217,12 @@ def main(args: argparse.Namespace) -> int:
     waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
     notes: Forward[str] = Forward()  # the hooks' failed writes, likewise
     login = GitHubConfig.from_env(os.environ).login  # Holon's own, recognized even offline
+    policy = load_policy(options.policy)  # once: the edge and the passes follow one reading
     if wants_github(os.environ, dry_run=args.dry_run):
-        settings = load_policy(options.policy).settings
         clock = lambda: datetime.now(UTC)  # noqa: E731
-        edge = github_edge(os.environ, args.repo, clock=clock, on_wait=waits, settings=settings)
+        edge = github_edge(
+            os.environ, args.repo, clock=clock, on_wait=waits, settings=policy.settings
+        )
         hooks = GitHubHooks(edge.scope, edge.facts, run_url=run_url_of(os.environ), note=notes)
         options.repo = edge.repo  # `--repo`, else GITHUB_REPOSITORY: the only one served
     serve = Serve(
@@ -231,6 +233,7 @@ def main(args: argparse.Namespace) -> int:
         report=_print_error,
         github=edge.handlers() if edge else None,
         hooks=hooks,
+        policy=policy,
         # Host skills (github-publish) act through the same edge and client, on runs of the
         # runs dir, as the policy's settings.publish allows.
         hosted=(

@@ -147,9 +147,11 @@ def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...
 
 def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
     """Parse and validate a policy; every problem is one line naming where it is."""
+    loader = _Loader(text)
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        # One parse: the node tree gives the lines of errors, the same tree the data.
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
@@ -158,6 +160,8 @@ def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
         ) from None
     except RecursionError:  # nesting deeper than Python's stack: bad input, not a bug
         raise InvalidInput(f"{source}: invalid YAML (nested too deeply)") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict) or node is None:
         raise InvalidInput(f"{source}: expected a mapping with `version`, `settings`, `rules`")
     lines: dict[tuple[Any, ...], int] = {}

@@ -37,7 +37,7 @@ from holon.controller.journals import Journals
 from holon.controller.loop import Controller
 from holon.controller.parts import CrashPoint, no_crash
 from holon.controller.pass_report import PassReport
-from holon.controller.policy import load_policy
+from holon.controller.policy import Policy, load_policy
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
@@ -144,8 +144,12 @@ class Serve:
         github: Mapping[str, Handler] | None = None,
         hooks: PassHooks | None = None,
         hosted: Mapping[str, Handler] | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.options = options
+        # Loaded once by a caller that also builds the GitHub edge from its settings, so the
+        # edge and the passes follow the same file (read twice, it could change between).
+        self._policy = policy
         self.github = github  # GitHub effects performed for real (None: offline)
         self.hooks = hooks  # progress and check run around passes (None: offline)
         self.hosted = hosted  # host skills (github-publish) by name (None: offline)
@@ -178,7 +182,8 @@ class Serve:
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> Controller:
         options = self.options
-        policy = load_policy(options.policy)  # fail on a bad policy before touching anything
+        # Fail on a bad policy before touching anything.
+        policy = self._policy or load_policy(options.policy)
         runs_dir = runs_dir_of(options.state_dir, options.runs_dir)
         replay = _replay_paths(options.replay)
         self._replay_files = replay
