@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from holon.controller.attempts import perform
 from holon.controller.decide import target_of
+from holon.controller.follow_ups import QUEUED
 from holon.controller.guarding import judge
 from holon.controller.journals import decision_entry, event_entry, journal_decision
 from holon.controller.parts import LoadedState, Parts
@@ -43,6 +44,8 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     p = Pass(parts, loaded, "event", env.id)
     parts.journals.events.append(event_entry(env, parts.clock()))
     state = loaded.state
+    # Holon's own event leaves the queue as it is taken, with its dedupe key (follow_ups.py).
+    p.delete("meta", f"{QUEUED}{env.id}")
     if state.get("dedupe", env.dedupe_key) is not None:
         journal_decision(p, env, "duplicate", f"{env.dedupe_key} was already processed")
         return p.report()

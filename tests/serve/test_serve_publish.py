@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from holon.cli.serve_cmd import CRASH_ENV
 from tests.gateway.conftest import example
 from tests.github.publish_support import seed
 from tests.serve.conftest import holon_argv, serve_env
@@ -42,9 +44,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
-    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
-) -> None:
+def _published_setup(github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]) -> Any:
+    """The issue, GitHub holding the workspace's commit, the agent and the replay; returns a
+    function running serve on them (with extra environment)."""
     workspace = make_repo(dirty=False)
     repo = github_server.state.repos[REPO]
     repo.add_issue("Crash on start", user="octocat")
@@ -60,17 +62,32 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     replay = tmp_path / "replay.ndjson"
     replay.write_text(json.dumps(_solve_comment()) + "\n")
     state = tmp_path / "s"
-    env = serve_env(
-        GITHUB_TOKEN=TOKEN,
-        GITHUB_API_URL=github_server.url,
-        HOLON_GITHUB_LOGIN=HOLON,
-        HOLON_GITHUB_WRITE_SPACING="0",
-    )
-    argv = holon_argv(
-        "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO,
-        "--workspace", str(workspace), "--agent", shlex.join([sys.executable, str(agent)]),
-    )  # fmt: skip
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+    def run(*extra: str, **more_env: str) -> subprocess.CompletedProcess[str]:
+        env = serve_env(
+            GITHUB_TOKEN=TOKEN,
+            GITHUB_API_URL=github_server.url,
+            HOLON_GITHUB_LOGIN=HOLON,
+            HOLON_GITHUB_WRITE_SPACING="0",
+            **more_env,
+        )
+        argv = holon_argv(
+            "serve", "--state-dir", str(state), "--replay", str(replay), "--once",
+            "--repo", REPO, "--workspace", str(workspace),
+            "--agent", shlex.join([sys.executable, str(agent)]), *extra,
+        )  # fmt: skip
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+    return run
+
+
+def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = github_server.state.repos[REPO]
+    run = _published_setup(github_server, tmp_path, make_repo)
+    state = tmp_path / "s"
+    done = run()
     assert done.returncode == 0, done.stderr
     events = [e["type"] for e in _lines(state / "events.ndjson") if "type" in e]
     assert events == ["github.issue_comment.created", "holon.run.settled"]
@@ -88,3 +105,32 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     assert (published["output"]["number"], published["output"]["sha"]) == (pull.number, commit)
     assert published["run_outcome"] == "success"
     assert TOKEN not in done.stdout + done.stderr
+
+
+def test_a_serve_killed_after_saving_a_settled_run_publishes_it_on_restart_once(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = github_server.state.repos[REPO]
+    run = _published_setup(github_server, tmp_path, make_repo)
+    state = tmp_path / "s"
+    # Killed right after the checkpoint that saved the settled run, before its event was handled.
+    crashed = run("--checkpoint-every", "1", **{CRASH_ENV: "after_checkpoint_before_follow_ups"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert github_server.count("pulls/create") == 0
+    again = run()
+    assert again.returncode == 0, again.stderr
+    (pull,) = [i for i in repo.issues.values() if i.pull is not None]
+    assert pull.pull is not None and pull.pull.head == "holon/issue-1"
+    assert github_server.count("pulls/create") == 1
+    third = run()  # nothing left queued: nothing is published again
+    assert third.returncode == 0, third.stderr
+    assert github_server.count("pulls/create") == 1
+    settled = [e for e in _lines(state / "events.ndjson") if e.get("type") == "holon.run.settled"]
+    publishes = [
+        d for d in _lines(state / "decisions.ndjson")
+        if any(i["args"].get("skill") == "github-publish" for i in d["intents"])
+    ]  # fmt: skip
+    assert (len(settled), len(publishes)) == (1, 1)
+    records = json.loads((state / "state.json").read_text())["records"]
+    queued = [k for k, r in records.items() if k.startswith("meta:follow-up:")]
+    assert queued and all(records[k].get("deleted") for k in queued)
