@@ -120,7 +120,8 @@ def test_a_serve_killed_after_saving_a_settled_run_publishes_it_on_restart_once(
     again = run()
     assert again.returncode == 0, again.stderr
     (pull,) = [i for i in repo.issues.values() if i.pull is not None]
-    assert pull.pull is not None and pull.pull.head == "holon/issue-1"
+    assert pull.pull is not None
+    assert pull.pull.head == "holon/issue-1"
     assert github_server.count("pulls/create") == 1
     third = run()  # nothing left queued: nothing is published again
     assert third.returncode == 0, third.stderr
@@ -133,4 +134,5 @@ def test_a_serve_killed_after_saving_a_settled_run_publishes_it_on_restart_once(
     assert (len(settled), len(publishes)) == (1, 1)
     records = json.loads((state / "state.json").read_text())["records"]
     queued = [k for k, r in records.items() if k.startswith("meta:follow-up:")]
-    assert queued and all(records[k].get("deleted") for k in queued)
+    assert queued
+    assert all(records[k].get("deleted") for k in queued)
