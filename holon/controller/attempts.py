@@ -87,6 +87,7 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     data = {**kept, "attempts": result.attempt, "result": summary}
     record = p.put("intent", intent.id, result.status, data)
     p.intents.append(intent)
+    p.run_ended(intent)
     if intent.type == "run_skill" and result.run_id is not None:
         # A run that ran (not a dry run, not one refused before it started) is an event,
         # queued in the state with the settlement so a checkpoint never saves one without
