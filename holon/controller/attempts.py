@@ -4,7 +4,8 @@ attempts are spent, each attempt journaled, then settled in the state.
 The inflight record comes before the effect and the settlement after its journal line, so a
 crash between the two is reconciled on the next start (`recovery.py`) instead of being lost or
 repeated: an attempt already in the actions journal is taken from it, never performed again.
-A settled skill run that ran becomes a follow-up event (`follow_ups.py`).
+A settled skill run that ran becomes a follow-up event (`follow_ups.py`), queued in the state
+with its settlement.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from holon.controller.effect_waits import follow_effect_wait
-from holon.controller.follow_ups import settled_run
+from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.pass_report import Pass
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
@@ -84,11 +85,17 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     kept = {k: v for k, v in data.items() if k != "intent"}
     summary = result.model_dump(mode="json", include=KEPT_RESULT, exclude_defaults=True)
     data = {**kept, "attempts": result.attempt, "result": summary}
-    p.put("intent", intent.id, result.status, data)
+    record = p.put("intent", intent.id, result.status, data)
     p.intents.append(intent)
+    p.run_ended(intent)
     if intent.type == "run_skill" and result.run_id is not None:
-        # A run that ran (not a dry run, not one refused before it started) is an event.
-        p.follow_ups.append(settled_run(intent, data, result, p.parts.clock()))
+        # A run that ran (not a dry run, not one refused before it started) is an event,
+        # queued in the state with the settlement so a checkpoint never saves one without
+        # the other.
+        env = settled_run(intent.id, intent.target.repo, data, record.updated_at)
+        p.follow_ups.append(env)
+        key, queued = queue_record(env, intent.id)
+        p.put("meta", key, "pending", queued)
     if intent.type == "wait" and result.status == "succeeded":
         wait = p.put("wait", intent.id, "live", {**dict(intent.args), "subject": data["subject"]})
         p.ledger.track_wait(wait)

@@ -136,6 +136,7 @@ class StateLedger:
         items: list[EvidenceItem] = []
         unit = current_unit(self.intent_records(subject))
         runs = [r for r in unit if r.data.get("type") == "run_skill"]
+        merges = [r for r in unit if r.data.get("type") == "merge"]
         if runs:
             latest = max(runs, key=_decided)
             items.extend(_guarded(_run_items, latest))
@@ -143,6 +144,9 @@ class StateLedger:
             for other in runs:
                 if other is not latest:
                     items.extend(_guarded(lambda r: [_task_of_run(r)], other))
+        elif merges:
+            # A unit that only merges closes on its merge (failures are added below).
+            items.extend(_guarded(_merge_items, max(merges, key=_decided)))
         for record in unit:
             # A refused action (re-checked on recovery and not performed) did not happen either.
             if record.data.get("type") != "run_skill" and record.status in ("failed", "refused"):
@@ -220,15 +224,16 @@ def _decided(record: Record) -> tuple[datetime, str]:
 def current_unit(records: list[Record]) -> list[Record]:
     """The intents of a subject's current unit of work.
 
-    It starts at the latest event that decided a run_skill for the subject (or, for a subject
-    that never had a run, the latest event that decided any intent for it) and holds every
-    intent decided from that event or later. Earlier units' intents, a label that failed days
+    It starts at the latest event that decided a run_skill or a merge for the subject (or, for
+    a subject that never had either, the latest event that decided any intent for it) and holds
+    every intent decided from that event or later. Earlier units' intents, a label that failed days
     ago among them, are not evidence about the current work.
     """
     if not records:
         return []
-    # A run that continues another's work (publishing it) starts no unit of its own.
-    runs = [r for r in records if r.data.get("type") == "run_skill" and not r.data.get("continues")]
+    # A run that continues another's work (publishing it) starts no unit of its own; a merge,
+    # the work that ends a pull request, starts one like a run.
+    runs = [r for r in records if _starts_unit(r)]
     start = max(runs or records, key=_decided)
     since, event = _decided(start)[0], start.data.get("event_id")
     return [
@@ -236,6 +241,11 @@ def current_unit(records: list[Record]) -> list[Record]:
         for r in records
         if _decided(r)[0] >= since or (event is not None and r.data.get("event_id") == event)
     ]
+
+
+def _starts_unit(record: Record) -> bool:
+    kind = record.data.get("type")
+    return (kind == "run_skill" and not record.data.get("continues")) or kind == "merge"
 
 
 def _result(record: Record) -> dict[str, Any]:
@@ -307,6 +317,21 @@ def _run_items(record: Record) -> list[EvidenceItem]:
             )
         )
     return items
+
+
+def _merge_items(record: Record) -> list[EvidenceItem]:
+    """A merge as the unit's own work: merged (or merged already) completes it, a wait it left
+    holds it (its wait record), failed and refused merges fail it (`evidence`)."""
+    at, status, ident = record.updated_at, record.status, f"merge:{record.key}"
+    if _result(record).get("dry_run"):
+        return [WorkItem(id=ident, source="controller", at=at, summary="dry run")]
+    if status in ("pending", "inflight"):
+        return [RunItem(id=ident, source="controller", at=at, state="running")]
+    if status == "succeeded":
+        return [RunItem(id=ident, source="executor", at=at, state="completed", outcome="success")]
+    if status in ("failed", "refused"):
+        return []  # the unit's failed actions fail it
+    return [RunItem(id=ident, source="controller", at=at, state="failed", reason=status)]
 
 
 def _question(raw: Any) -> Question | None:

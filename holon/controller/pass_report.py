@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from holon.closure.mapping import (
     EXIT_HUMAN,
@@ -55,6 +55,11 @@ class PassReport(BaseModel):
         description="Holon's own events the pass made (a skill run settled), for the loop to "
         "handle next, in order, like any event.",
     )
+    ended_runs: list[ActionIntent] = Field(
+        default_factory=list,
+        description="The skill runs that ended in this pass, however they ended: settled by "
+        "their attempts, expired by a tick, cancelled by a stop, refused on recovery.",
+    )
 
 
 @dataclass
@@ -70,6 +75,7 @@ class Pass:
     intents: list[ActionIntent] = field(default_factory=list)
     results: list[ActionResult] = field(default_factory=list)
     follow_ups: list[EventEnvelope] = field(default_factory=list)
+    ended_runs: list[ActionIntent] = field(default_factory=list)
     # Every subject settled, in order; None where the unit left no evidence (no closure).
     closures: dict[str, ClosureRecord | None] = field(default_factory=dict)
 
@@ -96,6 +102,11 @@ class Pass:
     def delete(self, kind: RecordKind, key: str) -> None:
         self.state.delete(kind, key, at=self.parts.clock(), writer=self.parts.writer)
 
+    def run_ended(self, intent: ActionIntent | None) -> None:
+        """Note a skill run that ended in this pass (what announced it can now settle)."""
+        if intent is not None and intent.type == "run_skill":
+            self.ended_runs.append(intent)
+
     def journal(self, entry: dict[str, Any]) -> None:
         self.parts.journals.decisions.append(entry)
         self.decisions.append(entry)
@@ -115,7 +126,19 @@ class Pass:
             exit_code=code,
             job_conclusion=job_conclusion_of(code),
             follow_ups=self.follow_ups,
+            ended_runs=self.ended_runs,
         )
 
 
-__all__ = ["Pass", "PassKind", "PassReport"]
+def intent_of(record: Record) -> ActionIntent | None:
+    """The intent an unsettled intent record holds; None when it holds none this build reads,
+    or another intent than the record's (a restored state is not trusted)."""
+    try:
+        intent = ActionIntent.model_validate(record.data.get("intent"))
+    except ValidationError:
+        return None
+    same = intent.id == record.key and intent.target.subject() == record.data.get("subject")
+    return intent if same else None
+
+
+__all__ = ["Pass", "PassKind", "PassReport", "intent_of"]

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from holon.controller.attempts import perform
 from holon.controller.decide import target_of
-from holon.controller.follow_ups import settled_as_claimed
+from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
 from holon.controller.journals import decision_entry, event_entry, journal_decision
@@ -46,6 +46,8 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     p = Pass(parts, loaded, "event", env.id)
     parts.journals.events.append(event_entry(env, parts.clock()))
     state = loaded.state
+    # Holon's own event leaves the queue as it is taken, with its dedupe key (follow_ups.py).
+    p.delete("meta", f"{QUEUED}{env.id}")
     if state.get("dedupe", env.dedupe_key) is not None:
         journal_decision(p, env, "duplicate", f"{env.dedupe_key} was already processed")
         return p.report()

@@ -8,6 +8,9 @@ and the intent passes the guardrails again against today's facts and policy, as 
 (the intent itself left out of the ledger, so it is not its own duplicate or cooldown). A refused
 intent is settled `refused` with the reason journaled, never performed; an intent that passes is
 finished (a skill run's output read back if it completed) or performed if it never started.
+
+Settled runs' `holon.run.settled` events that a previous process queued and never handled
+(`follow_ups.py`) are handed back as this pass's follow-ups, to be handled first.
 """
 
 from __future__ import annotations
@@ -17,12 +20,18 @@ from collections.abc import Iterable
 from pydantic import ValidationError
 
 from holon.controller.attempts import attempt
-from holon.controller.follow_ups import settled_as_claimed
+from holon.controller.follow_ups import (
+    QUEUED,
+    RUN_SETTLED,
+    queued,
+    settled_as_claimed,
+    settled_event,
+)
 from holon.controller.guarding import is_refusal_comment
 from holon.controller.guardrails import authority_problem, guard
 from holon.controller.journals import decision_entry
 from holon.controller.parts import LoadedState, Parts
-from holon.controller.pass_report import Pass, PassReport
+from holon.controller.pass_report import Pass, PassReport, intent_of
 from holon.controller.settlement import settle_closures
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope, is_internal
@@ -33,8 +42,10 @@ from holon.state.model import Record
 
 
 def recover(loaded: LoadedState, parts: Parts) -> PassReport:
-    """Reconcile intents left inflight: settle, finish, perform or refuse each."""
+    """Reconcile intents left inflight: settle, finish, perform or refuse each; and hand back
+    the settled runs' events a previous process queued and did not handle."""
     p = Pass(parts, loaded, "recovery", None)
+    take_queued(p)
     inflight = loaded.ledger.inflight()
     if not inflight:
         return p.report()
@@ -50,6 +61,31 @@ def recover(loaded: LoadedState, parts: Parts) -> PassReport:
         subjects.append(str(data.get("subject")))
     settle_closures(p, subjects)
     return p.report()
+
+
+def take_queued(p: Pass) -> None:
+    """Settled runs' events left queued (serve stopped after the settlement was saved, before
+    the event was handled) become this pass's follow-ups; one the state does not back is
+    dropped, and the journal says why."""
+    for record in queued(p.state):
+        env = settled_event(p.state, record)
+        if env is not None:
+            p.follow_ups.append(env)
+            continue
+        p.delete("meta", record.key)
+        event_id = record.key.removeprefix(QUEUED)
+        p.journal(
+            decision_entry(
+                entry_id=f"dec:{event_id}:queued",
+                event_id=event_id,
+                type_=RUN_SETTLED,
+                subject="unknown",
+                at=p.parts.clock(),
+                outcome="refused",
+                rationale="queued settled-run event not handled: the state holds no run "
+                "settled as it reports",
+            )
+        )
 
 
 def deciding_events(journal: Journal, wanted: Iterable[object]) -> dict[str, EventEnvelope]:
@@ -109,6 +145,7 @@ def refuse(p: Pass, record: Record, intent: ActionIntent | None, why: tuple[str,
     guard_name, reason = why
     data = {k: v for k, v in record.data.items() if k != "intent"}
     p.put("intent", record.key, "refused", {**data, "result": {"error": f"refused: {reason}"}})
+    p.run_ended(intent_of(record))
     type_ = intent.type if intent is not None else str(data.get("type"))
     p.journal(
         decision_entry(
@@ -124,4 +161,4 @@ def refuse(p: Pass, record: Record, intent: ActionIntent | None, why: tuple[str,
     )
 
 
-__all__ = ["deciding_events", "recheck", "recover", "refuse"]
+__all__ = ["deciding_events", "recheck", "recover", "refuse", "take_queued"]

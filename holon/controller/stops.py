@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from holon.controller.decide import Decision, target_of
 from holon.controller.guarding import Verdict
-from holon.controller.pass_report import Pass
+from holon.controller.pass_report import Pass, intent_of
 from holon.gateway.envelope import EventEnvelope
 
 # Commands that ask for work again, and so lift a /holon stop; status and help do not.
@@ -23,6 +23,7 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
         for record in p.ledger.intent_records(subject):
             if record.status in ("pending", "inflight") and record.data.get("type") == "run_skill":
                 p.put("intent", record.key, "cancelled", dict(record.data))
+                p.run_ended(intent_of(record))
 
 
 __all__ = ["RESTARTING", "follow_commands"]

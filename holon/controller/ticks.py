@@ -10,7 +10,7 @@ from datetime import timedelta
 from holon.controller.decide import Decision
 from holon.controller.journals import journal_decision
 from holon.controller.ledger import timer_until
-from holon.controller.pass_report import Pass
+from holon.controller.pass_report import Pass, intent_of
 from holon.controller.settlement import settle_closures
 from holon.gateway.envelope import EventEnvelope
 
@@ -23,6 +23,7 @@ def recheck(p: Pass, env: EventEnvelope, decision: Decision) -> None:
     for record in p.ledger.inflight():
         if now - record.updated_at > stale:
             p.put("intent", record.key, "expired", dict(record.data))
+            p.run_ended(intent_of(record))
             notes.append(f"expired stale {record.data.get('type')} {record.key}")
             touched.add(record.data["subject"])
     for subject in list(p.ledger.waits):

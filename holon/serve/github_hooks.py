@@ -4,10 +4,11 @@ progress comment and the `Holon` check run (docs/github.md, "Wiring").
 - before a `run_skill` is performed on an issue or a pull request, the progress comment is
   upserted (with a link to the Actions run when serve runs in one) and, on a pull request with a
   head sha, the check run is started;
-- after a pass, for each skill run it performed or settled (recovery and resume included), the
-  same comment becomes the handoff built from the subject's closure, and the check run completes
-  with the closure table's conclusion: however the run ended (finished, failed, timed out,
-  interrupted), since the closure says which;
+- after a pass, for each skill run it ended (`PassReport.ended_runs`: settled by its attempts,
+  recovery and resume included, expired by a tick, cancelled by `/holon stop`, refused by
+  recovery at start), the same comment becomes the handoff built from the subject's closure,
+  and the check run completes with the closure table's conclusion: however the run ended
+  (finished, failed, timed out, cancelled, interrupted), since the closure says which;
 - before each pass, the live facts start a new pass (their per-pass cache).
 
 A failed write here is reported (one line, journaled by the caller's `note`) and never fails the
@@ -75,13 +76,16 @@ class GitHubHooks:
         return run
 
     def after_pass(self, report: PassReport) -> None:
-        seen: set[str] = set()
-        for intent in report.intents:
+        """Settle what announced each run the pass ended (`ended_runs`: settled, expired by a
+        tick, cancelled by a stop, refused on recovery) with its subject's closure."""
+        seen: set[tuple[str, object, object]] = set()
+        for intent in report.ended_runs:
             subject = intent.target.subject()
             closure = report.closures.get(subject)
-            if intent.type != "run_skill" or closure is None or subject in seen:
+            key = (subject, intent.args.get("skill"), intent.args.get("head_sha"))
+            if closure is None or key in seen:
                 continue
-            seen.add(subject)
+            seen.add(key)
             self._guarded("settle", self._settle, intent, closure)
 
     # -- the writes ------------------------------------------------------------------------------

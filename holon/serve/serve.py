@@ -274,6 +274,9 @@ class Serve:
     def checkpoint(self) -> None:
         prune(self.state, now=self.clock())
         self.store.save(self.state)
+        if self.follow_ups:
+            # The window a settled run's event must survive: saved, not handled yet.
+            self.crashpoint("after_checkpoint_before_follow_ups")
         if self.inbox is not None:
             self.inbox.compact()  # only what the saved state already accounts for
         self._since_checkpoint = 0

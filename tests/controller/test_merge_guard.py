@@ -9,13 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from holon.controller.facts import PullFacts
 from holon.controller.loop import Controller
+from holon.executor.executor import build_executor
+from holon.executor.handlers import result_of
+from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.github import normalize
+from holon.intent import ActionIntent
+from holon.state.model import Record
 from tests.controller.conftest import REPO, actions, decisions, make_controller
 from tests.gateway.conftest import example
 
@@ -128,3 +134,66 @@ def test_merge_when_every_condition_holds_is_executed_as_a_dry_run(tmp_path: Pat
         "method": "squash",
         "base": BASE,
     }
+
+
+def _merging(tmp_path: Path, effect: dict[str, Any] | None) -> Controller:
+    """A controller whose merges are answered by a handler: merged (`effect` None) or a wait."""
+    ctl = _run_setup(tmp_path)
+
+    def merge(intent: ActionIntent, attempt: int) -> ActionResult:
+        if effect is None:
+            output = {"number": NUMBER, "sha": "m" * 40}
+            return result_of(intent, attempt, ctl.clock(), "succeeded", output=output)
+        return result_of(intent, attempt, ctl.clock(), "succeeded", effect=effect)
+
+    ctl.parts.executor = build_executor(
+        dry_run=False, clock=ctl.clock, run_skill=None, github={"merge": merge}
+    )
+    return ctl
+
+
+def _run_setup(tmp_path: Path) -> Controller:
+    case = Case(reason="")
+    return make_controller(
+        tmp_path,
+        _policy(allow_merge=True),
+        pulls={(REPO, NUMBER): case.pull},
+        green={(REPO, sha): ok for sha, ok in case.green.items()},
+    )
+
+
+def test_a_merge_only_pass_closes_the_pull_request_on_the_merge(tmp_path: Path) -> None:
+    ctl = _merging(tmp_path, None)
+    subject = f"pull_request:{NUMBER}"
+    # An earlier unit on the pull request: a fix run that failed.
+    earlier = datetime(2020, 1, 1, tzinfo=UTC)
+    failed = {"type": "run_skill", "subject": subject, "skill": "github-pr-fix",
+              "decided_at": earlier.isoformat(), "event_id": "evt_fix",
+              "result": {"status": "failed", "error": "exit 3"}}  # fmt: skip
+    ctl.state.put(Record(kind="intent", key="act_fix", status="failed", updated_at=earlier,
+                         writer="test", data=failed))  # fmt: skip
+    ctl.ledger.track_intent(ctl.state.get("intent", "act_fix"))  # type: ignore[arg-type]
+    report = ctl.handle(_event("pull_request_review", "submitted"))
+    closure = report.closures[subject]
+    # The merge is the subject's current work, and it merged: completed, not the old failure.
+    assert (closure.closure_outcome, closure.exit_code) == ("completed", 0)
+    assert closure.deciding_items[0].startswith("merge:")
+
+
+def test_a_merge_that_must_wait_leaves_the_pull_request_waiting(tmp_path: Path) -> None:
+    ctl = _merging(tmp_path, {"effect": "merge", "performed": False, "wait": "checks running"})
+    report = ctl.handle(_event("pull_request_review", "submitted"))
+    closure = report.closures[f"pull_request:{NUMBER}"]
+    assert (closure.closure_outcome, closure.waiting_reason) == (
+        "waiting",
+        "awaiting_external_change",
+    )
+    assert closure.detail == "waiting for checks running"
+
+
+def test_a_dry_run_merge_leaves_the_pull_request_not_finished(tmp_path: Path) -> None:
+    ctl = _run(tmp_path, Case(reason=""))
+    closure = ctl.state.get("closure", f"pull_request:{NUMBER}")
+    assert closure is not None
+    # Journaled as the merge it would perform: nothing merged, the work is still to do.
+    assert (closure.data["closure_outcome"], closure.data["exit_code"]) == ("continuable", 3)

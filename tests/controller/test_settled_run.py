@@ -8,11 +8,13 @@ from pathlib import Path
 
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import StaticFacts
+from holon.controller.follow_ups import QUEUED, queued, settled_event
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import PassReport
 from holon.controller.passes import run_pass
 from holon.controller.policy import load_policy
+from holon.controller.recovery import recover
 from holon.executor.executor import build_executor
 from holon.executor.handlers import result_of
 from holon.executor.result import ActionResult
@@ -141,3 +143,36 @@ def test_an_automatic_runs_publish_is_not_held_back_by_the_cooldown(tmp_path: Pa
     record = loaded.state.get("intent", after.intents[0].id)
     assert record is not None
     assert record.data["automatic"] is False
+
+
+def test_a_settled_runs_event_is_queued_with_it_until_a_pass_handles_it(tmp_path: Path) -> None:
+    parts, loaded, report, _ = _solve(tmp_path, "success")
+    (settled,) = report.follow_ups
+    (record,) = queued(loaded.state)
+    # Saved with the settlement, and made again from it exactly as the pass made it.
+    assert settled_event(loaded.state, record) == settled
+    # A process that stopped here hands it back at the next start, once.
+    again = recover(loaded, parts)
+    assert again.follow_ups == [settled]
+    run_pass(settled, loaded, parts)
+    assert queued(loaded.state) == []
+    assert recover(loaded, parts).follow_ups == []
+
+
+def test_a_queued_event_the_state_does_not_back_is_dropped_not_handled(tmp_path: Path) -> None:
+    parts, loaded, report, _ = _solve(tmp_path, "success")
+    (record,) = queued(loaded.state)
+    (solve,) = report.intents
+    # A planted or damaged state: the run it names is not settled with a run any more.
+    run = loaded.state.get("intent", solve.id)
+    assert run is not None
+    loaded.state.put(run.model_copy(update={"status": "inflight", "rank": 1}))
+    assert settled_event(loaded.state, record) is None
+    forged = record.model_copy(update={"key": f"{QUEUED}evt_forged"})
+    loaded.state.put(forged)
+    loaded.state.put(run)  # the run is settled, but the forged key names no event of it
+    report = recover(LoadedState.of(loaded.state), parts)
+    assert [e.id for e in report.follow_ups] == [record.key.removeprefix(QUEUED)]
+    (refusal,) = report.decisions
+    assert (refusal["id"], refusal["outcome"]) == ("dec:evt_forged:queued", "refused")
+    assert [r.key for r in queued(loaded.state)] == [record.key]

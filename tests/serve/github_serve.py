@@ -59,6 +59,7 @@ def serve(
     lines: list[dict[str, Any]],
     *extra: str,
     login: str = "github-actions[bot]",
+    env_extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     replay = state.parent / f"{state.name}-replay.ndjson"
     replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -67,6 +68,7 @@ def serve(
         GITHUB_API_URL=server.url,
         HOLON_GITHUB_LOGIN=login,
         HOLON_GITHUB_WRITE_SPACING="0",
+        **(env_extra or {}),
     )
     argv = holon_argv(
         "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO

@@ -53,6 +53,10 @@ def test_an_approved_green_pull_request_is_merged_at_the_events_head(
     assert action["status"] == "succeeded"
     assert action["output"]["sha"] == pull.merge_commit_sha
     assert github_server.count(MERGE) == 1
+    # The pass only merged, and the merge closes the pull request's work: completed.
+    state = json.loads((tmp_path / "s" / "state.json").read_text())
+    closure = state["records"]["closure:pull_request:2"]["data"]
+    assert (closure["closure_outcome"], closure["exit_code"]) == ("completed", 0)
     # The guardrails' pass read the pull request once; the merge reads it again, fresh.
     assert github_server.count("pulls/get") == 2
     assert github_server.count("pulls/list-reviews") == 2
@@ -110,7 +114,7 @@ def test_a_later_merge_lifts_the_wait_the_earlier_one_left(
     assert again.returncode == 0, again.stdout + again.stderr
     state = json.loads((tmp_path / "s" / "state.json").read_text())
     records = state["records"]
-    # The wait is lifted; a merge leaves no closure evidence of its own (as a label does).
+    # The wait is lifted, and the pull request closes on the merge that merged it.
     assert [k for k, r in records.items() if k.startswith("wait:") and not r.get("deleted")] == []
-    assert records["closure:pull_request:2"].get("deleted") is True
+    assert records["closure:pull_request:2"]["data"]["closure_outcome"] == "completed"
     assert github_server.count(MERGE) == 2

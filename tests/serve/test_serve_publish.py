@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from holon.cli.serve_cmd import CRASH_ENV
 from tests.gateway.conftest import example
 from tests.github.publish_support import seed
 from tests.serve.conftest import holon_argv, serve_env
@@ -43,10 +45,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _serve_solve(
-    github_server: Any, tmp_path: Path, workspace: Path, agent_source: str, *extra: str
-) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`/holon solve` on issue 1, replayed to `holon serve` with `agent_source` as the agent."""
+def _published_setup(
+    github_server: Any, tmp_path: Path, workspace: Path, agent_source: str = AGENT
+) -> Any:
+    """The issue, GitHub holding the workspace's commit, `agent_source` as the agent and the
+    replay; returns a function running serve on them (with extra arguments and environment)."""
     repo = github_server.state.repos[REPO]
     repo.add_issue("Crash on start", user="octocat")
     base = seed(repo, {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()})
@@ -61,26 +64,32 @@ def _serve_solve(
     replay = tmp_path / "replay.ndjson"
     replay.write_text(json.dumps(_solve_comment()) + "\n")
     state = tmp_path / "s"
-    env = serve_env(
-        GITHUB_TOKEN=TOKEN,
-        GITHUB_API_URL=github_server.url,
-        HOLON_GITHUB_LOGIN=HOLON,
-        HOLON_GITHUB_WRITE_SPACING="0",
-    )
-    argv = holon_argv(
-        "serve", "--state-dir", str(state), "--replay", str(replay), "--once", "--repo", REPO,
-        "--workspace", str(workspace), "--agent", shlex.join([sys.executable, str(agent)]),
-        *extra,
-    )  # fmt: skip
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    return done, state
+
+    def run(*extra: str, **more_env: str) -> subprocess.CompletedProcess[str]:
+        env = serve_env(
+            GITHUB_TOKEN=TOKEN,
+            GITHUB_API_URL=github_server.url,
+            HOLON_GITHUB_LOGIN=HOLON,
+            HOLON_GITHUB_WRITE_SPACING="0",
+            **more_env,
+        )
+        argv = holon_argv(
+            "serve", "--state-dir", str(state), "--replay", str(replay), "--once",
+            "--repo", REPO, "--workspace", str(workspace),
+            "--agent", shlex.join([sys.executable, str(agent)]), *extra,
+        )  # fmt: skip
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+    return run
 
 
 def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
 ) -> None:
-    done, state = _serve_solve(github_server, tmp_path, make_repo(dirty=False), AGENT)
     repo = github_server.state.repos[REPO]
+    run = _published_setup(github_server, tmp_path, make_repo(dirty=False))
+    state = tmp_path / "s"
+    done = run()
     assert done.returncode == 0, done.stderr
     events = [e["type"] for e in _lines(state / "events.ndjson") if "type" in e]
     assert events == ["github.issue_comment.created", "holon.run.settled"]
@@ -125,9 +134,8 @@ def test_the_policy_files_branch_template_and_workflow_permission_take_effect(
         allow_workflow_changes="true",
         draft="false",
     )
-    done, state = _serve_solve(
-        github_server, tmp_path, make_repo(dirty=False), agent, "--policy", str(policy)
-    )
+    run = _published_setup(github_server, tmp_path, make_repo(dirty=False), agent)
+    done, state = run("--policy", str(policy)), tmp_path / "s"
     assert done.returncode == 0, done.stderr
     repo = github_server.state.repos[REPO]
     assert "heads/holon/issue-1" not in repo.refs
@@ -139,3 +147,34 @@ def test_the_policy_files_branch_template_and_workflow_permission_take_effect(
     assert (pull.pull.head, pull.pull.draft) == ("bots/1/issue", False)
     published = _lines(state / "actions.ndjson")[-1]
     assert (published["status"], published["output"]["sha"]) == ("succeeded", commit)
+
+
+def test_a_serve_killed_after_saving_a_settled_run_publishes_it_on_restart_once(
+    github_server: Any, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = github_server.state.repos[REPO]
+    run = _published_setup(github_server, tmp_path, make_repo(dirty=False))
+    state = tmp_path / "s"
+    # Killed right after the checkpoint that saved the settled run, before its event was handled.
+    crashed = run("--checkpoint-every", "1", **{CRASH_ENV: "after_checkpoint_before_follow_ups"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert github_server.count("pulls/create") == 0
+    again = run()
+    assert again.returncode == 0, again.stderr
+    (pull,) = [i for i in repo.issues.values() if i.pull is not None]
+    assert pull.pull is not None
+    assert pull.pull.head == "holon/issue-1"
+    assert github_server.count("pulls/create") == 1
+    third = run()  # nothing left queued: nothing is published again
+    assert third.returncode == 0, third.stderr
+    assert github_server.count("pulls/create") == 1
+    settled = [e for e in _lines(state / "events.ndjson") if e.get("type") == "holon.run.settled"]
+    publishes = [
+        d for d in _lines(state / "decisions.ndjson")
+        if any(i["args"].get("skill") == "github-publish" for i in d["intents"])
+    ]  # fmt: skip
+    assert (len(settled), len(publishes)) == (1, 1)
+    records = json.loads((state / "state.json").read_text())["records"]
+    queued = [k for k, r in records.items() if k.startswith("meta:follow-up:")]
+    assert queued
+    assert all(records[k].get("deleted") for k in queued)
