@@ -61,7 +61,7 @@ from bench.github_ledger import EFFECT_ROWS, Ledger, Performed
 from bench.github_limits import RETRY_EXTRA
 from bench.github_report import Verdicts, calls_table, retry_line
 from holon.cli.serve_cmd import _facts
-from holon.controller.policy import load_policy
+from holon.controller.policy import Policy, load_policy
 from holon.github.publish_handler import publish_handlers
 from holon.serve.edge import GitHubEdge, github_edge
 from holon.serve.github_hooks import GitHubHooks
@@ -130,22 +130,24 @@ def _no_wait(wait: Any) -> None:
     raise BenchError(f"the GitHub client waited ({wait.reason}): the fake should never say so")
 
 
-def make_edge(url: str) -> GitHubEdge:
-    settings = load_policy(None).settings
+def make_edge(url: str, policy: Policy | None = None) -> GitHubEdge:
+    settings = (policy or load_policy(None)).settings
     return github_edge(environment(url), REPO, clock=_clock, on_wait=_no_wait, settings=settings)
 
 
 def real_side(url: str, runs: Path, ledger: Ledger | None = None) -> dict[str, Any]:
     """Serve's GitHub parts as `holon serve` wires them (holon/cli/serve_cmd.py), over one
     edge; with a ledger, every call they make is charged."""
-    edge = make_edge(url)
+    policy = load_policy(None)  # read once for the edge and serve, as `holon serve` does
+    edge = make_edge(url, policy)
     handlers: Mapping[str, Any] = edge.handlers()
     if ledger is not None:
         handlers = ledger.handlers(handlers)
         ledger.facts(edge.facts)
     hooks = GitHubHooks(edge.scope, edge.facts, run_url=None, note=_failed_write)
     hosted = publish_handlers(edge.config, REPO, runs, _clock, client=edge.client)
-    return {"facts": edge.facts, "github": handlers, "hooks": hooks, "hosted": hosted}
+    parts = {"facts": edge.facts, "github": handlers, "hooks": hooks, "hosted": hosted}
+    return {**parts, "policy": policy}
 
 
 NOTES: list[str] = []  # the hooks' failed writes (a pass goes on; the bench must not)

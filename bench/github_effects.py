@@ -187,7 +187,9 @@ def perform(edge: Any, ledger: Ledger, runs: Path, head: str) -> None:
         (
             "merge",
             handlers["merge"],
-            intent(repo, "merge", "pull_request", 2, {"sha": head, "method": "merge"}),
+            intent(
+                repo, "merge", "pull_request", 2, {"sha": head, "method": "merge", "base": "main"}
+            ),
         ),
     ]
     facts = edge.facts
