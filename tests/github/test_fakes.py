@@ -139,3 +139,32 @@ def test_the_loopback_fake_builds_on_resolved_documented_bodies() -> None:
     for operation in HANDLERS:
         _, body = example(routes().find(operation))
         assert not (isinstance(body, dict) and "$ref" in body), operation
+
+
+def test_the_loopback_fake_moves_a_pull_requests_head_when_its_branch_is_pushed() -> None:
+    with LoopbackGitHub(prefix="/api/v3", token=TOKEN) as server:
+        repo = server.state.repos["octocat/Hello-World"]
+        start = repo.put_file("a.txt", b"a\n", "main")
+        repo.refs["heads/feature"] = start
+        own, fork, closed = (repo.add_pull(t, head="feature") for t in ("own", "fork", "closed"))
+        assert own.pull is not None
+        assert fork.pull is not None
+        assert closed.pull is not None
+        fork.pull.fork, closed.state = "someone/Hello-World", "closed"
+        tree = repo.get(start, "commit")["tree"]
+        later = repo.commit("later", tree, [start])
+        moved = requests.patch(
+            f"{server.url}/repos/octocat/Hello-World/git/refs/heads/feature",
+            json={"sha": later, "force": False},
+            headers={"Authorization": f"token {TOKEN}"},
+            timeout=5,
+        )
+        got = requests.get(
+            f"{server.url}/repos/octocat/Hello-World/pulls/{own.number}",
+            headers={"Authorization": f"token {TOKEN}"},
+            timeout=5,
+        )
+    assert moved.status_code == 200
+    assert got.json()["head"]["sha"] == later
+    assert (fork.pull.head_sha, closed.pull.head_sha) == (start, start)
+    server.assert_clean()

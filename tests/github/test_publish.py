@@ -219,7 +219,8 @@ def test_a_pr_fix_whose_pull_request_moved_or_lives_in_a_fork_is_refused(
     patch = runner_patch(tmp_path, BASE, edit)
     fix = request(head, kind="pull_request", number=2, skill="github-pr-fix", base_branch=None)
     assert pull.pull is not None
-    pull.pull.head_sha = repo.put_file("later.txt", b"later", "feature/fix")
+    later = repo.put_file("later.txt", b"later", "feature/fix")  # a push moves the PR's head
+    assert pull.pull.head_sha == later
     with pytest.raises(PublishError, match=r"pull request #2 moved") as moved:
         publish_change(gh, LOGIN, fix, patch)
     assert moved.value.reason == "moved"

@@ -130,7 +130,10 @@ def _ref(req: Request) -> Reply:
         repo.get(sha, "commit")
         if not req.json.get("force") and not repo.is_ancestor(repo.refs[name], sha):
             raise Refused(422, "Update is not a fast forward")
-        repo.refs[name] = sha
+        if name.startswith("heads/"):
+            repo.move_branch(name.removeprefix("heads/"), sha)  # a pull request's head moves
+        else:
+            repo.refs[name] = sha
     return 200, req.render.ref(repo, name)
 
 

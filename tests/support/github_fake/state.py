@@ -191,6 +191,15 @@ class Repo:
         )["entries"]
         return entries
 
+    def move_branch(self, branch: str, sha: str) -> None:
+        """Point `branch` at `sha`, as a push does: every open pull request whose head is that
+        branch of this repository (not a fork's) has its head moved with it, as on GitHub."""
+        self.refs[f"heads/{branch}"] = sha
+        for issue in self.issues.values():
+            pull = issue.pull
+            if pull is not None and (issue.state, pull.fork, pull.head) == ("open", None, branch):
+                pull.head_sha = sha
+
     def put_file(self, path: str, data: bytes, branch: str = "main", message: str = "put") -> str:
         """Commit `data` at `path` on `branch` (as the contents API does); the new commit."""
         head = self.refs[f"heads/{branch}"]
@@ -199,7 +208,7 @@ class Repo:
             path: {"mode": "100644", "type": "blob", "sha": self.blob(data)},
         }
         commit = self.commit(message, self.tree(entries), [head])
-        self.refs[f"heads/{branch}"] = commit
+        self.move_branch(branch, commit)
         return commit
 
 
