@@ -11,6 +11,12 @@ progress comment and the `Holon` check run (docs/github.md, "Wiring").
   (finished, failed, timed out, cancelled, interrupted), since the closure says which;
 - before each pass, the live facts start a new pass (their per-pass cache).
 
+Publishing (the host skill `github-publish`) is the last step of the run it publishes, not work
+of its own: it announces nothing when it starts, and when it ends its handoff (with the pull
+request it opened or the commit it pushed) replaces the comment of the published skill, the one
+the user asked for, and completes that skill's check run. A PR fix whose commit moved the pull
+request's head also gets that outcome on the new head: the check run of the head GitHub shows.
+
 A failed write here is reported (one line, journaled by the caller's `note`) and never fails the
 pass: the work was decided and done; only its announcement on GitHub is missing, and the next
 pass on the subject writes it again (the effects upsert by marker, so nothing is doubled).
@@ -21,22 +27,37 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from holon.closure.handoff import HandoffContext, build_handoff
+from holon.closure.handoff import ArtifactLink, HandoffContext, build_handoff
 from holon.closure.handoff import Subject as HandoffSubject
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import PassReport
 from holon.errorlog import log_traceback
 from holon.errors import HolonError
 from holon.executor.handlers import Handler
-from holon.executor.result import ActionResult
+from holon.executor.result import ActionResult, EffectOutput
 from holon.github.checks import settle_check, start_check
 from holon.github.effects import EffectRefused, Scope, Subject, subject_from
 from holon.github.facts import GitHubFacts
 from holon.github.progress import settle, start_progress
+from holon.github.publish_handler import PUBLISHED
+from holon.github.publish_handler import SKILL as PUBLISH
 from holon.intent import ActionIntent
 from holon.terminal import line
 
 NOTE_LIMIT = 300
+FIX = "github-pr-fix"  # its publishing moves the pull request's head
+REVIEW = "github-review"  # its publishing names the commit it reviewed
+
+
+def announced_skill(intent: ActionIntent) -> str | None:
+    """The skill whose comment and check run stand for `intent`'s run: its own, or for
+    publishing the skill whose run it publishes (publishing's own when that is not one)."""
+    skill = str(intent.args.get("skill") or "") or None
+    if skill != PUBLISH:
+        return skill
+    inputs = intent.args.get("inputs")
+    published = inputs.get("skill") if isinstance(inputs, dict) else None
+    return published if published in PUBLISHED else skill
 
 
 def run_url_of(env: Mapping[str, str]) -> str | None:
@@ -69,7 +90,9 @@ class GitHubHooks:
         """`handler`, announcing the work on GitHub before its first attempt."""
 
         def run(intent: ActionIntent, attempt: int) -> ActionResult:
-            if attempt == 1:
+            # Publishing continues a run that announced itself already: its comment and check
+            # run are settled again when publishing ends (`after_pass`), never started anew.
+            if attempt == 1 and intent.args.get("skill") != PUBLISH:
                 self._guarded("start", self._start, intent)
             return handler(intent, attempt)
 
@@ -82,11 +105,12 @@ class GitHubHooks:
         for intent in report.ended_runs:
             subject = intent.target.subject()
             closure = report.closures.get(subject)
-            key = (subject, intent.args.get("skill"), intent.args.get("head_sha"))
+            key = (subject, announced_skill(intent), intent.args.get("head_sha"))
             if closure is None or key in seen:
                 continue
             seen.add(key)
-            self._guarded("settle", self._settle, intent, closure)
+            made = _made(report, intent)
+            self._guarded("settle", self._settle, intent, closure, made)
 
     # -- the writes ------------------------------------------------------------------------------
     def _subject(self, intent: ActionIntent) -> Subject | None:
@@ -105,21 +129,32 @@ class GitHubHooks:
         if subject.kind == "pull_request" and isinstance(head, str) and head:
             start_check(self.scope, subject, head, skill=skill, run_url=self.run_url)
 
-    def _settle(self, intent: ActionIntent, closure: ClosureRecord) -> None:
+    def _settle(
+        self, intent: ActionIntent, closure: ClosureRecord, made: EffectOutput | None
+    ) -> None:
         subject = self._subject(intent)
         if subject is None:
             return
-        skill = str(intent.args.get("skill") or "") or None
+        skill = announced_skill(intent)
+        artifacts, state = _artifacts(made, skill)
         context = HandoffContext(
             subject=HandoffSubject(kind=subject.kind, id=str(subject.number)),
             workflow=self.scope.workflow,
             skill=skill,
+            artifacts=artifacts,
+            state=state,
         )
         handoff = build_handoff(closure.closure(), closure.report(), context)
         settle(self.scope, subject, handoff)
         head = intent.args.get("head_sha")
-        if subject.kind == "pull_request" and isinstance(head, str) and head:
-            settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
+        if subject.kind != "pull_request" or not isinstance(head, str) or not head:
+            return
+        settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
+        moved_to = made.sha if made is not None else None
+        if intent.args.get("skill") == PUBLISH and skill == FIX and moved_to and moved_to != head:
+            # The fix's commit is the pull request's head now: GitHub shows that commit's
+            # checks, so it carries the outcome too (created completed, never in progress).
+            settle_check(self.scope, subject, moved_to, handoff, run_url=self.run_url)
 
     def _guarded(self, what: str, write: Callable[..., None], *args: Any) -> None:
         try:
@@ -134,4 +169,28 @@ class GitHubHooks:
             self.note(f"GitHub: progress not written ({what}): {name} raised")
 
 
-__all__ = ["GitHubHooks", "run_url_of"]
+def _made(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
+    """What `intent`'s successful attempt in this pass produced (publishing: the pull request,
+    the commit); None when it made nothing, failed, or was settled in another pass."""
+    for result in reversed(report.results):
+        if result.intent_id == intent.id:
+            return result.output if result.status == "succeeded" else None
+    return None
+
+
+def _artifacts(
+    made: EffectOutput | None, skill: str | None
+) -> tuple[list[ArtifactLink], list[str]]:
+    """The handoff's artifacts and recorded state for what a run of `skill` made (published:
+    the pull request and the commit, or the commit a review is of)."""
+    if made is None:
+        return [], []
+    artifacts = []
+    if made.url is not None and made.number is not None:
+        artifacts.append(ArtifactLink(name=f"pull request #{made.number}", url=made.url))
+    if made.sha is None:
+        return artifacts, []
+    return artifacts, [f"{'review of' if skill == REVIEW else 'commit'} {made.sha}"]
+
+
+__all__ = ["GitHubHooks", "announced_skill", "run_url_of"]
