@@ -121,9 +121,8 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
         return "the check is Holon's own: its failure asks no work"
     if own_event(env, facts):
         return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
-    commanding = (
-        env.command is not None or env.type.endswith(".labeled") or env.type.startswith(REVIEWS)
-    )
+    # A label removed asks as much as one added: a policy may start work on it, or lift a hold.
+    commanding = _commanding(env) or env.type.startswith(REVIEWS)
     if not commanding or env.actor is None:
         return None
     actor = env.actor

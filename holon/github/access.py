@@ -58,6 +58,8 @@ class CheckRun:
     conclusion: str | None
     app_id: int | None
     details_url: str | None
+    app: str | None = None  # the slug of the app that created it (its login is `<slug>[bot]`)
+    summary: str | None = None  # output.summary: Holon's own carries its marker
 
 
 @dataclass(frozen=True)

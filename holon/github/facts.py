@@ -14,7 +14,8 @@ even where nobody calls it.
   never: Holon does not approve its own merges).
 - checks_green: the verdict of `required.py` for the sha, the required checks read from the
   rulesets of the base branch of the pull request this pass read with that head (else the
-  default branch).
+  default branch). Holon's own check runs are left out: its Actions run's jobs, and its
+  `Holon` check run (by name, app and marker, as `checks.py` finds it).
 - is_holon_pr: same repository and a head branch starting `holon/`.
 """
 
@@ -25,12 +26,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from holon.controller.facts import PERMISSION_ORDER, Permission, PullFacts, at_least
-from holon.controller.guardrails import bot_allowed, looks_like_bot
+from holon.controller.guardrails import HOLON_CHECK, bot_allowed, looks_like_bot
 from holon.gateway.github import authority_of
 from holon.github.access import CheckRun, Pull, RepoAccess, Review
 from holon.github.approval import Approval, approval
 from holon.github.errors import GitHubError, NotFound
 from holon.github.logins import same_login
+from holon.github.marker import parse_marker
 from holon.github.required import Verdict, verdict
 
 HOLON_BRANCH = "holon/"
@@ -156,7 +158,17 @@ class GitHubFacts:
             return []  # a GitHub Enterprise Server older than rulesets: there are none
 
     def _is_own(self, run: CheckRun) -> bool:
-        return self.own_run is not None and self.own_run in (run.details_url or "")
+        if self.own_run is not None and self.own_run in (run.details_url or ""):
+            return True
+        # Holon's `Holon` check run (github/checks.py), found as it finds it: by name, app and
+        # marker. It is in progress while Holon works, inside Actions or not, and must not hold
+        # Holon's own merge back; a `Holon` check of another app is someone else's and counts.
+        return (
+            run.name == HOLON_CHECK
+            and run.app is not None
+            and same_login(f"{run.app}[bot]", self.login)
+            and parse_marker(run.summary) is not None
+        )
 
     def checks_green(self, repo: str, sha: str) -> bool | None:
         branch = next(

@@ -27,6 +27,8 @@ from holon.github.handle import (
     PullView,
     Repo,
 )
+from holon.secrets import mask_secret_looking
+from holon.terminal import line
 
 PER_PAGE = 100  # GitHub's largest page: the fewest calls to find a comment in a long thread
 # 10,000 items: a `Link` that never ends cannot hold an effect forever, and a listing cut short
@@ -43,6 +45,28 @@ def _segment(value: object) -> str:
     if text in (".", ".."):
         raise GitHubError(f"refused {text!r} as a part of a URL: a dot segment changes the route")
     return text
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:  # a port that is no number
+        port = -1
+    return parts.scheme.lower(), parts.hostname or "", port
+
+
+def check_next_page(url: str, api_url: str, operation: str) -> None:
+    """Refuse a `Link: next` URL whose scheme, host and port are not the API URL's: following
+    it would send the token there. PyGithub refuses another host only with an `assert`, which
+    `python -O` skips, and lets through any host of the API's domain, or https for http."""
+    if _origin(url) != _origin(api_url):
+        shown = line(mask_secret_looking(url), limit=200)
+        raise GitHubError(
+            f"GitHub's next page of {operation} is not on {api_url} ({shown}): not followed, "
+            "the token goes to the configured API only",
+            operation=operation,
+        )
 
 
 def _login(user: object) -> str | None:
@@ -114,6 +138,8 @@ class PyGithubRepo:
             yield data
             links = parse_header_links(str(headers.get("link") or ""))
             url = next((link["url"] for link in links if link.get("rel") == "next"), None)
+            if url is not None:
+                check_next_page(url, self._requester.base_url, operation)
             query = None  # the next link carries the query
         if url is not None:
             raise GitHubError(f"GitHub listed more than {MAX_PAGES} pages for {operation}: stopped")

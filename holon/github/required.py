@@ -15,8 +15,9 @@ enforces branch protection on the merge call itself, which answers 405 when it i
 
 Passing: a check run completed `success`, `neutral` or `skipped` (GitHub counts those as passed
 for a required check), a status `success`. A check not completed, or a status `pending`, is
-pending; any other conclusion or state failed. Check runs of Holon's own workflow run
-(`own`) are left out: Holon's job is in progress while it decides, and must not wait on itself.
+pending; any other conclusion or state failed. Holon's own check runs (`own`: its workflow
+run's jobs, its `Holon` check run) are left out: they are in progress while Holon decides, and
+it must not wait on itself.
 """
 
 from __future__ import annotations

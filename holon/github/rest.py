@@ -120,14 +120,17 @@ class RestAccess:
         path = f"{repo_path(repo)}/commits/{_sha(sha)}/check-runs"
         runs = []
         for run in map(_obj, self._pages("checks/list-for-ref", path, key="check_runs")):
-            app = _obj(run.get("app")).get("id")
+            app = _obj(run.get("app"))
+            ident = app.get("id")
             runs.append(
                 CheckRun(
                     name=_text(run.get("name")),
                     status=_text(run.get("status")),
                     conclusion=_text(run.get("conclusion")) or None,
-                    app_id=app if isinstance(app, int) else None,
+                    app_id=ident if isinstance(ident, int) else None,
                     details_url=_text(run.get("details_url")) or None,
+                    app=_text(app.get("slug")) or None,
+                    summary=_text(_obj(run.get("output")).get("summary")) or None,
                 )
             )
         return runs

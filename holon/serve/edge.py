@@ -22,13 +22,16 @@ from holon.errors import InvalidInput
 from holon.executor.handlers import Handler
 from holon.github.client import GitHubConfig, make_client
 from holon.github.effects import Scope
+from holon.github.errors import GitHubError
 from holon.github.facts import GitHubFacts
 from holon.github.handler import EFFECTS, GitHubHandler
 from holon.github.live import live_facts
 from holon.github.merge_handler import MergeHandler
 from holon.github.publish import PublishPolicy
 from holon.github.pygithub_repo import open_repo
+from holon.github.rest import repo_path
 from holon.github.retry import Wait
+from holon.terminal import line
 
 T = TypeVar("T")
 TOKEN_VARIABLE = "GITHUB_TOKEN"  # noqa: S105 (the variable's name, not a token)
@@ -83,12 +86,18 @@ def github_edge(
     workflow: str = "holon",
 ) -> GitHubEdge:
     """The edge on `repo` (`--repo`, else `GITHUB_REPOSITORY`): effects land there only."""
+    source = "--repo" if repo else "GITHUB_REPOSITORY"
     repo = repo or env.get("GITHUB_REPOSITORY") or None
     if repo is None:
         raise InvalidInput(
             "acting on GitHub needs the repository: pass --repo OWNER/NAME "
             "(or set GITHUB_REPOSITORY)"
         )
+    try:
+        repo_path(repo)  # a name GitHub could not have (`a/b/c`, `../x`, a newline) is refused
+    except GitHubError:
+        shown = line(repr(repo), limit=120)
+        raise InvalidInput(f"{source} must name a repository as OWNER/NAME, not {shown}") from None
     config = GitHubConfig.from_env(env)
     client = make_client(config, on_wait=on_wait)
     scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow)

@@ -18,8 +18,11 @@ the user asked for, and completes that skill's check run. A PR fix whose commit 
 request's head also gets that outcome on the new head: the check run of the head GitHub shows.
 
 A failed write here is reported (one line, journaled by the caller's `note`) and never fails the
-pass: the work was decided and done; only its announcement on GitHub is missing, and the next
-pass on the subject writes it again (the effects upsert by marker, so nothing is doubled).
+pass: the work was decided and done; only its announcement on GitHub is missing. It is not
+tried again by itself: a failed start is made good by the run's settle (which creates what it
+does not find), a failed settle by its publishing or the next run of the same skill on the
+subject (the effects
+upsert by marker, so nothing is doubled).
 """
 
 from __future__ import annotations

@@ -338,3 +338,59 @@ def test_a_target_in_another_repository_is_refused(tmp_path: Path) -> None:
     ]
     assert [i["target"] for i in decision["intents"]] == ["issue:1"]
     assert [a["effect"]["repo"] for a in ctl.journals.actions.read()] == [REPO]
+
+
+UNHOLD_POLICY = """version: 1
+rules:
+  - name: unhold-issue
+    on: github.issues.unlabeled
+    label: hold
+    do: run_skill
+    skill: github-issue-solve
+  - name: unhold-pull
+    on: github.pull_request.unlabeled
+    label: hold
+    do: run_skill
+    skill: github-review
+"""
+
+
+def _unlabeled(event: str, *, by: str | None) -> Any:
+    """GitHub's `issues.unlabeled` / `pull_request.unlabeled` example (Codertocat, OWNER of
+    the repository and author of the issue or pull request, removes `bug`), with the label
+    renamed `hold` and, with `by`, someone else removing it."""
+    payload = example(event, "unlabeled")
+    payload["label"]["name"] = "hold"
+    if by is not None:
+        payload["sender"]["login"] = by
+    return normalize(event, payload, via="replay", received_at=datetime.now(UTC))
+
+
+@pytest.mark.parametrize("event", ["issues", "pull_request"])
+@pytest.mark.parametrize(
+    ("remover", "refusal"),
+    [
+        ("stranger", "cannot verify stranger's permission on this repository"),
+        ("reader", "reader has read access; Holon needs write"),
+        ("helper", None),
+        (None, None),  # the example's own sender, the repository's OWNER
+    ],
+)
+def test_a_label_removed_needs_the_same_authority_as_one_added(
+    tmp_path: Path, event: str, remover: str | None, refusal: str | None
+) -> None:
+    # A policy may start work when a label goes (a hold lifted): removing it is a command.
+    ctl = make_controller(
+        tmp_path,
+        UNHOLD_POLICY,
+        permissions={(REPO, "helper"): "write", (REPO, "reader"): "read"},
+    )
+    ctl.handle(_unlabeled(event, by=remover))
+    (decision,) = decisions(ctl)
+    assert decision["rule"] == ("unhold-issue" if event == "issues" else "unhold-pull")
+    if refusal is None:
+        assert decision["refused"] == []
+        assert [i["type"] for i in decision["intents"]] == ["run_skill"]
+    else:
+        assert [(r["guard"], r["reason"]) for r in decision["refused"]] == [("authority", refusal)]
+        assert all(i["type"] == "comment" for i in decision["intents"])  # the polite refusal

@@ -27,7 +27,10 @@ ARGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "label": ({"label": "bug"}, {"label": "bug"}),
     "unlabel": ({"label": "bug"}, {"label": "bug"}),
     "request_review": ({"reviewers": ["octocat"]}, {"reviewers": ["octocat"]}),
-    "merge": ({"sha": "a" * 40}, {"sha": "a" * 40, "method": "squash"}),
+    "merge": (
+        {"sha": "a" * 40, "base": "main"},
+        {"sha": "a" * 40, "method": "squash", "base": "main"},
+    ),
     "close_issue": ({}, {"reason": "completed"}),
     "dispatch": ({"reason": "later"}, {"reason": "later", "after_seconds": 0.0}),
     "wait": (

@@ -68,9 +68,11 @@ def check(
     status: str = "completed",
     conclusion: str | None = "success",
     app_id: int = 15368,
+    app: str | None = None,
     run_id: str | None = None,
 ) -> None:
-    """A check run on `sha`; `run_id` makes it a job of that Actions run."""
+    """A check run on `sha` by app `app_id` (slug `app`, else `app-<id>`); `run_id` makes it a
+    job of that Actions run."""
     details = f"https://github.com/{REPO}/actions/runs/{run_id}/job/1" if run_id else None
     ident = repo.next_id()
     repo.check_runs[ident] = {
@@ -79,7 +81,7 @@ def check(
         "head_sha": sha,
         "status": status,
         "conclusion": conclusion if status == "completed" else None,
-        "app": {"id": app_id, "slug": f"app-{app_id}"},
+        "app": {"id": app_id, "slug": app or f"app-{app_id}"},
         "details_url": details,
     }
 

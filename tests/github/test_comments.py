@@ -12,6 +12,7 @@ from holon.github.comments import reply, upsert_comment
 from holon.github.effects import CrossRepository, EffectRefused, Scope, Subject
 from holon.github.errors import GitHubError, NotFound, PermissionDenied, ServerError
 from holon.github.marker import format_marker, parse_marker
+from holon.github.pygithub_repo import check_next_page
 from tests.github.effect_scope import HOLON, ISSUE, PULL, REPO, scope_on
 from tests.support.github_fake import GitHubFake, LoopbackGitHub
 from tests.support.github_fake.state import Repo
@@ -296,13 +297,41 @@ def test_an_answer_pygithub_cannot_read_is_a_one_line_github_error(
     assert github_fake.count("issues/create-comment") == 1
 
 
-def test_a_next_page_on_another_host_is_a_github_error(
-    github_fake: GitHubFake, remote: Scope
+@pytest.mark.parametrize(
+    "next_url",
+    [
+        "https://evil.example/repos/x/y/issues/1/comments?page=2",
+        # Hosts of the API's domain, and https for http, PyGithub follows even with asserts on.
+        "https://evil.github.com/repos/x/y/issues/1/comments?page=2",
+        "https://github.com/repos/x/y/issues/1/comments?page=2",
+        "http://api.github.com/repos/x/y/issues/1/comments?page=2",
+        "https://api.github.com:8443/repos/x/y/issues/1/comments?page=2",
+        "https://api.github.com:x/repos/x/y/issues/1/comments?page=2",
+    ],
+)
+def test_a_next_page_on_another_host_is_refused_before_any_request(
+    github_fake: GitHubFake, remote: Scope, next_url: str
 ) -> None:
-    # PyGithub refuses to follow it with an AssertionError.
-    foreign = '<https://evil.example/repos/x/y/issues/1/comments?page=2>; rel="next"'
-    github_fake.on("issues/list-comments", body=[], headers={"Link": foreign})
-    with pytest.raises(GitHubError, match="issues/list-comments") as caught:
+    # Holon's own refusal, not PyGithub's `assert` (skipped under `python -O`) mapped to an
+    # unreadable answer: the token never leaves for that host.
+    github_fake.on("issues/list-comments", body=[], headers={"Link": f'<{next_url}>; rel="next"'})
+    with pytest.raises(GitHubError) as caught:
         upsert_comment(remote, ISSUE, "x", skill="github-issue-solve")
-    assert "\n" not in str(caught.value)
+    assert type(caught.value) is GitHubError
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "GitHub's next page of issues/list-comments is not on https://api.github.com ("
+    )
+    assert caught.value.operation == "issues/list-comments"
     assert github_fake.operations() == ["issues/list-comments"]
+
+
+def test_the_next_page_origin_is_scheme_host_and_port() -> None:
+    # GitHub's default ports spelled or not, and a host in any case, are the API's origin.
+    for same in ("https://API.github.com:443/x?page=2", "https://api.github.com/api/v3/x"):
+        check_next_page(same, "https://api.github.com", "op")
+    check_next_page("http://127.0.0.1:8080/x", "http://127.0.0.1:8080/api/v3", "op")
+    for other in ("http://127.0.0.1/x", "http://127.0.0.2:8080/x", "ftp://127.0.0.1:8080/x"):
+        with pytest.raises(GitHubError, match=r"^GitHub's next page of op is not on "):
+            check_next_page(other, "http://127.0.0.1:8080/api/v3", "op")

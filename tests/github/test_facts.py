@@ -7,6 +7,9 @@ from __future__ import annotations
 import pytest
 
 from holon.controller.facts import PullFacts
+from holon.github.checks import start_check
+from holon.github.effects import Subject
+from tests.github.effect_scope import SKILL, scope_on
 from tests.github.merge_support import (
     REPO,
     RUN_ID,
@@ -255,3 +258,65 @@ def test_checks_unknown_when_github_refuses(github_server: LoopbackGitHub, repo:
     github_server.fail("repos/get-combined-status-for-ref", 500, times=4)  # every retry too
     assert facts.checks_green(REPO, sha) is None
     assert facts.checks_green(REPO, sha) is True
+
+
+# -- Holon's own `Holon` check run -----------------------------------------------------------
+APP = "octoapp[bot]"  # the loopback GitHub creates check runs as its documented example's app
+
+
+def _holon_check(url: str, sha: str) -> None:
+    """Holon's `Holon` check run on `sha`, in progress, written as serve's hooks write it."""
+    with scope_on(url, login=APP) as scope:
+        start_check(scope, Subject(REPO, "pull_request", 2), sha, skill=SKILL)
+
+
+@pytest.mark.parametrize("own_run_id", [None, RUN_ID])  # outside Actions, and inside
+def test_holons_own_check_run_never_holds_the_merge(
+    github_server: LoopbackGitHub, repo: Repo, own_run_id: str | None
+) -> None:
+    issue = holon_pull(repo)
+    sha = pull_of(issue).head_sha
+    _holon_check(github_server.url, sha)
+    check(repo, sha, "ci")
+    (run,) = [r for r in repo.check_runs.values() if r["name"] == "Holon"]
+    assert run["status"] == "in_progress"
+    assert facts_for(github_server.url, login=APP, own_run_id=own_run_id).checks_green(REPO, sha)
+    # Required by name, it is still left out: the merge waits for another app's `Holon`.
+    require(repo, "ci", "Holon")
+    facts = facts_for(github_server.url, login=APP, own_run_id=own_run_id)
+    assert facts.checks_green(REPO, sha) is False
+    # Holon under another login: the same check run is someone else's, and holds the merge.
+    repo.rules.clear()
+    assert facts_for(github_server.url, own_run_id=own_run_id).checks_green(REPO, sha) is False
+
+
+@pytest.mark.parametrize("required", [True, False])
+def test_a_holon_check_of_another_app_counts(
+    github_server: LoopbackGitHub, repo: Repo, required: bool
+) -> None:
+    issue = holon_pull(repo)
+    sha = pull_of(issue).head_sha
+    _holon_check(github_server.url, sha)
+    check(repo, sha, "ci")
+    if required:
+        require(repo, "ci", "Holon")
+    check(repo, sha, "Holon", status="in_progress", app_id=99, app="other-ci")
+    facts = facts_for(github_server.url, login=APP)
+    assert facts.checks_green(REPO, sha) is False  # another app's `Holon` is not done
+    other = next(r for r in repo.check_runs.values() if "other-ci" in str(r.get("app")))
+    other.update(status="completed", conclusion="failure")
+    assert facts.checks_green(REPO, sha) is False
+    other["conclusion"] = "success"
+    assert facts.checks_green(REPO, sha) is True
+
+
+def test_a_holon_check_of_holons_app_without_its_marker_counts(
+    github_server: LoopbackGitHub, repo: Repo
+) -> None:
+    # A workflow job named `Holon` when Holon writes with that workflow's app (Actions' token):
+    # Holon's own carries its marker, this one does not, and it is a check like any other.
+    issue = holon_pull(repo)
+    sha = pull_of(issue).head_sha
+    check(repo, sha, "ci")
+    check(repo, sha, "Holon", status="in_progress", app="octoapp")
+    assert facts_for(github_server.url, login=APP).checks_green(REPO, sha) is False

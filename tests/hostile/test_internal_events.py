@@ -102,7 +102,8 @@ def _planted_publish(tmp_path: Path, settled_run: bool) -> Any:
                       {"skill": "github-publish", "inputs": {"run": "act_solve-1"}})  # fmt: skip
     if settled_run:
         solved = {"type": "run_skill", "subject": "issue:1", "skill": "github-issue-solve",
-                  "result": {"status": "succeeded", "run_id": "act_solve-1"}}  # fmt: skip
+                  "result": {"status": "succeeded", "run_id": "act_solve-1",
+                             "run_outcome": "success"}}  # fmt: skip
         ctl.state.put(Record(kind="intent", key="act_solve", status="succeeded",
                              updated_at=ctl.clock(), writer="elsewhere", data=solved))  # fmt: skip
     _plant(ctl, publish, env)

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.gateway.conftest import example
 from tests.serve.conftest import holon_argv, serve_env
 
@@ -24,7 +26,9 @@ def _help_comment(comment_id: int, repo: str = REPO) -> dict[str, Any]:
     return {"event": "issue_comment", "delivery": f"d-{comment_id}", "payload": payload}
 
 
-def _serve(server: Any, state: Path, lines: list[dict[str, Any]], *extra: str) -> Any:
+def _serve(
+    server: Any, state: Path, lines: list[dict[str, Any]], *extra: str, **env_extra: str
+) -> Any:
     replay = state.parent / f"{state.name}-replay.ndjson"
     replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
     env = serve_env(
@@ -33,6 +37,8 @@ def _serve(server: Any, state: Path, lines: list[dict[str, Any]], *extra: str) -
         HOLON_GITHUB_LOGIN=HOLON,
         HOLON_GITHUB_WRITE_SPACING="0",
     )
+    env.pop("GITHUB_REPOSITORY", None)  # Actions sets it: only a test's own counts
+    env.update(env_extra)
     argv = holon_argv("serve", "--state-dir", str(state), "--replay", str(replay), "--once")
     return subprocess.run([*argv, *extra], env=env, capture_output=True, text=True, timeout=120)
 
@@ -75,3 +81,46 @@ def test_an_event_from_another_repository_acts_nowhere(github_server: Any, tmp_p
     actions = state / "actions.ndjson"
     assert not actions.exists() or actions.read_text() == ""  # not even decided: nothing done
     assert github_server.count() == 0  # refused before any call
+
+
+def test_without_repo_github_repository_is_the_only_repository_served(
+    github_server: Any, tmp_path: Path
+) -> None:
+    github_server.state.repos[REPO].add_issue("Bug")
+    events = [_help_comment(1, repo="attacker/elsewhere"), _help_comment(2)]
+    run = _serve(github_server, tmp_path / "s", events, GITHUB_REPOSITORY=REPO)
+    assert run.returncode == 0, run.stderr
+    state = tmp_path / "s"
+    foreign, served = [json.loads(x) for x in (state / "decisions.ndjson").read_text().splitlines()]
+    assert foreign["outcome"] == "refused"
+    assert foreign["rationale"] == (
+        f"attacker/elsewhere is not the repository Holon serves ({REPO})"
+    )
+    assert served["rule"] == "usage"
+    # Only the served repository's event was acted on: one usage comment, on its issue.
+    comments = list(github_server.state.repos[REPO].comments.values())
+    assert [(c.issue, c.user) for c in comments] == [(1, HOLON)]
+    assert github_server.operations() == ["issues/list-comments", "issues/create-comment"]
+
+
+@pytest.mark.parametrize(
+    "value", ["a/b/c", "../x", "octocat/..", "octocat/Hello-World\nattacker/elsewhere", "/x"]
+)
+def test_a_malformed_github_repository_is_a_one_line_error(
+    github_server: Any, tmp_path: Path, value: str
+) -> None:
+    run = _serve(github_server, tmp_path / "s", [_help_comment(1)], GITHUB_REPOSITORY=value)
+    assert run.returncode == 64, run.stderr
+    (said,) = run.stderr.splitlines()
+    assert (
+        said
+        == f"holon: error: GITHUB_REPOSITORY must name a repository as OWNER/NAME, not {value!r}"
+    )
+    assert "Traceback" not in run.stderr
+    assert github_server.count() == 0
+    # --repo is held to the same, and named as the source.
+    flag = _serve(github_server, tmp_path / "f", [_help_comment(1)], "--repo", value)
+    assert flag.returncode == 64, flag.stderr
+    assert flag.stderr.splitlines() == [
+        f"holon: error: --repo must name a repository as OWNER/NAME, not {value!r}"
+    ]

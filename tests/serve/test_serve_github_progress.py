@@ -98,3 +98,39 @@ def test_a_failed_progress_write_is_reported_and_the_run_goes_on(
     assert "progress not written (start)" in events
     (comment,) = repo.comments.values()
     assert "**Outcome:** `finished`" in comment.body
+
+
+def test_a_failed_settle_is_written_again_by_the_next_run_of_that_skill_only(
+    github_server: Any, tmp_path: Path
+) -> None:
+    # docs/github.md, "Wiring": a failed write is not tried again by itself; the next run of the
+    # same skill on the subject upserts the same comment (its marker) when it starts and ends.
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    state = tmp_path / "s"
+
+    def once(*events: dict[str, Any]) -> Any:
+        run = serve(
+            github_server, state, list(events), "--workspace", str(workspace), "--agent", HELLO
+        )
+        assert run.returncode == 0, run.stderr
+        return run
+
+    def progress() -> str:
+        marker = "<!-- holon:v1 subject=issue:1 workflow=holon skill=github-issue-solve -->"
+        (body,) = [c.body for c in repo.comments.values() if marker in c.body]
+        return body
+
+    github_server.fail("issues/update-comment", 403)  # the settle's edit
+    first = once(comment_event(1, "/holon solve", "OWNER", ident=1))
+    assert "progress not written (settle)" in first.stderr
+    assert "**Outcome:**" not in progress()  # still says Holon is working
+    # Another pass on the subject, running no skill: the comment is left as it is.
+    once(comment_event(1, "/holon help", "OWNER", ident=2))
+    assert "**Outcome:**" not in progress()
+    # The next run of the skill: the same comment, settled this time.
+    once(comment_event(1, "/holon solve", "OWNER", ident=3))
+    assert "**Outcome:** `finished`" in progress()
+    assert github_server.count("issues/create-comment") == 2  # the progress note, the usage reply
