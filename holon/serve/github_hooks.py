@@ -21,8 +21,7 @@ A failed write here is reported (one line, journaled by the caller's `note`) and
 pass: the work was decided and done; only its announcement on GitHub is missing. It is not
 tried again by itself: a failed start is made good by the run's settle (which creates what it
 does not find), a failed settle by its publishing or the next run of the same skill on the
-subject (the effects
-upsert by marker, so nothing is doubled).
+subject (the effects upsert by marker, so nothing is doubled).
 """
 
 from __future__ import annotations
