@@ -19,7 +19,12 @@ from typing import Any
 
 import github
 import requests.utils
-from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass
+from github.Requester import (
+    HTTPRequestsConnectionClass,
+    HTTPSRequestsConnectionClass,
+    RequestsResponse,
+)
+from requests.structures import CaseInsensitiveDict
 
 
 def _environment_once(session: requests.Session, url: str, verify: Any) -> Any:
@@ -36,11 +41,40 @@ def _netloc(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def _send(cnx: HTTPRequestsConnectionClass | HTTPSRequestsConnectionClass) -> RequestsResponse:
+    """The request PyGithub gave `cnx`, sent through its adapter (its pool and retry policy)
+    without `Session.request`'s per-request merging: the session adds nothing here but its
+    default headers (no cookies, hooks or auth: the token is in PyGithub's headers; the
+    environment was read once)."""
+    headers = CaseInsensitiveDict(cnx.session.headers)
+    headers.update(cnx.headers)
+    request = requests.PreparedRequest()
+    request.prepare(
+        method=cnx.verb.upper(),
+        url=f"{cnx.protocol}://{_netloc(cnx.host, cnx.port)}{cnx.url}",
+        headers=headers,
+        data=cnx.input,
+    )
+    response = cnx.adapter.send(
+        request,
+        stream=cnx.stream,
+        timeout=cnx.timeout,
+        verify=cnx.verify,
+        proxies=cnx.session.proxies,
+    )
+    if not cnx.stream:
+        response.content  # noqa: B018 (read the body now, as Session.request does)
+    return RequestsResponse(response)
+
+
 class HTTPConnection(HTTPRequestsConnectionClass):
     def __init__(self, host: str, port: int | None = None, **kwargs: Any) -> None:
         super().__init__(host, port, **kwargs)
         url = f"http://{_netloc(self.host, self.port)}"
         self.verify = _environment_once(self.session, url, self.verify)
+
+    def getresponse(self) -> RequestsResponse:
+        return _send(self)
 
 
 class HTTPSConnection(HTTPSRequestsConnectionClass):
@@ -48,6 +82,9 @@ class HTTPSConnection(HTTPSRequestsConnectionClass):
         super().__init__(host, port, **kwargs)
         url = f"https://{_netloc(self.host, self.port)}"
         self.verify = _environment_once(self.session, url, self.verify)
+
+    def getresponse(self) -> RequestsResponse:
+        return _send(self)
 
 
 # The requester's private names for its connection classes: the one for the API's own host

@@ -166,3 +166,25 @@ def test_the_client_makes_its_connections_from_holons_classes(
     # What test_the_environment_is_read... relies on; fails should PyGithub rename its hooks.
     assert isinstance(getattr(gh.requester, "_Requester__connection", None), HTTPConnection)
     gh.close()
+
+
+def test_a_request_carries_pygithubs_headers_and_the_sessions_defaults(
+    github_server: LoopbackGitHub, clean_env: pytest.MonkeyPatch
+) -> None:
+    github_server.state.repos[REPO].add_issue("Crash on start")
+    gh = _client(github_server)
+    gh.requester.requestJsonAndCheck(
+        "POST", f"/repos/{REPO}/issues/1/comments", input={"body": "hi"}
+    )
+    gh.requester.requestJsonAndCheck(
+        "GET", f"/repos/{REPO}/issues/1/comments", parameters={"per_page": 100}
+    )
+    post, get = github_server.calls
+    headers = {k.lower(): v for k, v in post.headers.items()}
+    assert headers["authorization"] == f"token {TOKEN}"
+    assert headers["user-agent"].startswith("holon/")
+    assert headers["content-type"] == "application/json"
+    assert headers["accept-encoding"] == "gzip, deflate"  # requests' default, kept
+    assert post.json == {"body": "hi"}
+    assert get.query == {"per_page": ["100"]}
+    gh.close()
