@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DOCUMENTED: dict[str, tuple[str, ...]] = {
-    "comment, reply, progress, settle": ("2", "1", "3"),
+    "comment, reply, progress, settle": ("2", "1", "3", "1"),
     "label, unlabel": ("2", "1"),
     "close an issue": ("2", "1"),
     "request reviews": ("2", "1"),
     "workflow dispatch, repository dispatch": ("1",),
-    "start, settle a check run": ("2", "1", "3"),
+    "start, settle a check run": ("2", "1", "3", "1"),
     "merge": ("6", "1"),
     "publish an issue run": ("10 + k + b", "5"),
     "publish a review": ("3", "2"),

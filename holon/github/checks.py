@@ -10,7 +10,8 @@ new one is created when there is none, or when starting work again after the las
 anything is sent again, as for comments.
 
 Calls: 1 (list the commit's `Holon` check runs) plus one write (create or update), or none when
-the check run already says exactly this; after a 5xx on the create, one more list.
+the check run already says exactly this; after a 5xx on the create, one more list. A settle of
+a check run this process started or found (`Scope.known`) is the update alone, 1 call.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from holon.controller.guardrails import HOLON_CHECK
 from holon.github.body import SUMMARY_LIMIT, with_marker
 from holon.github.comments import comment_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
-from holon.github.errors import ServerError
+from holon.github.errors import NotFound, ServerError
 from holon.github.handle import CheckFields, CheckRunView
 from holon.github.logins import same_login
 from holon.github.marker import Marker, parse_marker
@@ -88,13 +89,20 @@ def _write(
     marker = comment_marker(scope, EFFECT, subject, skill)
     fields = build(marker)
     key = parse_marker(marker)
+    item = (EFFECT, sha, key)
+    if not new:
+        updated = _update_known(scope, item, fields)
+        if updated is not None:
+            return _outcome(updated, True)
     found = find_own_check(scope, sha, key)
     if found is not None and not (new and found.status == "completed"):
-        if _same(found, fields):
-            return _outcome(found, False, "the check run already says this")
-        return _outcome(scope.repo.update_check_run(found.id, fields), True)
+        performed = not _same(found, fields)
+        if performed:
+            found = scope.repo.update_check_run(found.id, fields)
+        scope.known.remember(item, found.id, _said(fields))
+        return _outcome(found, performed, "" if performed else "the check run already says this")
     try:
-        return _outcome(scope.repo.create_check_run(sha, NAME, fields), True)
+        created = scope.repo.create_check_run(sha, NAME, fields)
     except ServerError as exc:
         latest = find_own_check(scope, sha, key)
         if latest is None or (found is not None and latest.id == found.id):
@@ -105,7 +113,32 @@ def _write(
             ) from None
         if not _same(latest, fields):
             latest = scope.repo.update_check_run(latest.id, fields)
+        scope.known.remember(item, latest.id, _said(fields))
         return _outcome(latest, True, "GitHub answered with an error but had created it")
+    scope.known.remember(item, created.id, _said(fields))
+    return _outcome(created, True)
+
+
+def _said(fields: CheckFields) -> str:
+    return "\n".join((fields.status, fields.conclusion or "", fields.title, fields.summary))
+
+
+def _update_known(
+    scope: Scope, item: tuple[object, ...], fields: CheckFields
+) -> CheckRunView | None:
+    """The known check run for `item` updated to `fields`; None when it is not known, already
+    says this as far as this process knows (looked up instead), or is gone (then forgotten).
+    Only for a settle: a start may need a new check run, which only the look-up can tell."""
+    written = scope.known.get(item)
+    if written is None or written.says(_said(fields)):
+        return None
+    try:
+        updated = scope.repo.update_check_run(written.id, fields)
+    except NotFound:
+        scope.known.forget(item)
+        return None
+    scope.known.remember(item, updated.id, _said(fields))
+    return updated
 
 
 def _details(run_url: str | None) -> str | None:

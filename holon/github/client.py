@@ -33,6 +33,7 @@ import holon
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.github.retry import HolonRetry, OnWait, Wait
+from holon.github.transport import use_transport
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTIONS_LOGIN = "github-actions[bot]"
@@ -146,7 +147,7 @@ def make_client(
         clock=clock,
     )
     token = config.token.get_secret_value() if config.token else None
-    return github.Github(
+    client = github.Github(
         auth=github.Auth.Token(token) if token else None,
         base_url=config.api_url,
         timeout=max(1, math.ceil(config.timeout)),  # PyGithub takes whole seconds
@@ -156,6 +157,8 @@ def make_client(
         seconds_between_writes=config.write_spacing or None,
         lazy=True,
     )
+    use_transport(client)  # the proxy and CA settings read once, not on every request
+    return client
 
 
 def _nothing(wait: Wait) -> None:

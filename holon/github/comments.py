@@ -5,7 +5,9 @@ the first one written by Holon's own login whose marker is this comment's key; a
 anyone else's comment is ignored (anyone can type one). It then edits that comment, or posts a
 new one when there is none, so a re-run, a retry or a redelivery edits instead of duplicating.
 Calls: the pages read up to the comment (1 when it is on the first page of 100), plus one write,
-or none when the comment already says exactly this.
+or none when the comment already says exactly this. A comment this process already wrote or
+found (`Scope.known`: a progress comment settled after its start) is edited directly, 1 call,
+when the body changes; a 404 there (deleted meanwhile) falls back to the look-up.
 
 A POST answered with a 5xx or not at all may have been done by GitHub: before anything is sent
 again the comment is looked up by its marker, and an error is raised when it is not there, so
@@ -21,7 +23,7 @@ import re
 
 from holon.github.body import COMMENT_LIMIT, with_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
-from holon.github.errors import ServerError
+from holon.github.errors import NotFound, ServerError
 from holon.github.handle import CommentView
 from holon.github.logins import same_login
 from holon.github.marker import Marker, format_marker, parse_marker
@@ -64,25 +66,51 @@ def upsert_comment(
     marker = comment_marker(scope, EFFECT, subject, skill)
     key = parse_marker(marker)
     text = with_marker(marker, body, COMMENT_LIMIT)
+    item = (EFFECT, subject.number, key)
+    edited = _edit_known(scope, subject, item, text)
+    if edited is not None:
+        return _outcome(edited, True)
     found = find_own(scope, subject, key)
     if found is not None:
-        if found.body == text:
-            return _outcome(found, False, "the comment already says this")
-        return _outcome(scope.repo.edit_comment(subject.number, found.id, text), True)
+        performed = found.body != text
+        if performed:
+            found = scope.repo.edit_comment(subject.number, found.id, text)
+        scope.known.remember(item, found.id, text)
+        return _outcome(found, performed, "" if performed else "the comment already says this")
     try:
-        return _outcome(scope.repo.create_comment(subject.number, text), True)
+        posted = scope.repo.create_comment(subject.number, text)
     except ServerError as exc:
         # GitHub may have posted it: look before anyone posts again.
-        posted = find_own(scope, subject, key)
-        if posted is None:
+        there = find_own(scope, subject, key)
+        if there is None:
             raise ServerError(
                 f"{exc}; no comment with its marker was found, so a later attempt posts it",
                 operation=exc.operation,
                 status=exc.status,
             ) from None
-        if posted.body != text:  # a different body won a race: this one is the latest
-            posted = scope.repo.edit_comment(subject.number, posted.id, text)
-        return _outcome(posted, True, "GitHub answered with an error but had posted it")
+        if there.body != text:  # a different body won a race: this one is the latest
+            there = scope.repo.edit_comment(subject.number, there.id, text)
+        scope.known.remember(item, there.id, text)
+        return _outcome(there, True, "GitHub answered with an error but had posted it")
+    scope.known.remember(item, posted.id, text)
+    return _outcome(posted, True)
+
+
+def _edit_known(
+    scope: Scope, subject: Subject, item: tuple[object, ...], text: str
+) -> CommentView | None:
+    """The known comment for `item`, edited to `text`; None when it is not known, already says
+    `text` as far as this process knows (looked up instead), or is gone (then forgotten)."""
+    written = scope.known.get(item)
+    if written is None or written.says(text):
+        return None
+    try:
+        edited = scope.repo.edit_comment(subject.number, written.id, text)
+    except NotFound:
+        scope.known.forget(item)
+        return None
+    scope.known.remember(item, edited.id, text)
+    return edited
 
 
 def reply(scope: Scope, subject: Subject, kind: str, body: str) -> EffectOutcome:

@@ -14,11 +14,12 @@ for such a no-op, and `note` says why).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from holon.errors import InvalidInput
 from holon.github.handle import Repo
+from holon.github.known import Known
 from holon.terminal import line
 
 SubjectKind = Literal["issue", "pull_request"]
@@ -60,12 +61,14 @@ def _same(a: str, b: str) -> bool:
 @dataclass(frozen=True)
 class Scope:
     """Where effects run: `repo` is the handle on the event's repository, `login` Holon's own
-    (whose markers count; None when unknown), `workflow` the marker's workflow."""
+    (whose markers count; None when unknown), `workflow` the marker's workflow, `known` the
+    ids of Holon's own items written or found through this scope (`known.py`)."""
 
     repo: Repo
     event_repo: str
     login: str | None
     workflow: str = "holon"
+    known: Known = field(default_factory=Known, compare=False, repr=False)
 
     def check(self, effect: str, target_repo: str | None) -> None:
         """Refuse a target outside the event's repository, or a handle opened on another."""

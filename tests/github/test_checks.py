@@ -86,13 +86,25 @@ def test_settle_completes_it_with_the_tables_conclusion(
     assert done.report.check_conclusion == conclusion  # the table in holon/closure/mapping.py
     outcome = settle_check(scope, PULL, sha, done)
     assert outcome.performed
-    assert github_server.operations() == ["checks/list-for-ref", "checks/update"]
+    # The start created it in this process: its id is known, the settle is the update alone.
+    assert github_server.operations() == ["checks/update"]
     [run] = state.check_runs.values()
     assert (run["status"], run["conclusion"]) == ("completed", conclusion)
     assert run["output"]["title"] == f"Holon: {done.outcome or 'continuing'}"
     summary = run["output"]["summary"]
     assert parse_marker(summary) == parse_marker(MARK)
     assert "| outcome | closure |" in summary  # the handoff's summary rendering
+
+
+def test_a_settle_in_another_process_looks_the_check_run_up(
+    scope: Scope, state: Repo, sha: str, github_server: LoopbackGitHub
+) -> None:
+    started = start_check(scope, PULL, sha, skill=SKILL, run_url=RUN_URL)
+    github_server.calls.clear()
+    with scope_on(github_server.url, login=APP) as fresh:
+        outcome = settle_check(fresh, PULL, sha, handoff("failed_run"))
+    assert outcome.output["check_run_id"] == started.output["check_run_id"]
+    assert github_server.operations() == ["checks/list-for-ref", "checks/update"]
 
 
 def test_every_conclusion_of_the_table_is_one_github_takes() -> None:

@@ -57,11 +57,54 @@ def test_a_second_write_edits_the_same_comment_in_two_calls(
     state.add_comment(1, "an unrelated comment", "octocat")
     first = upsert_comment(scope, ISSUE, "Working on it.", skill="github-issue-solve")
     github_server.calls.clear()
-    second = upsert_comment(scope, ISSUE, "Done.", skill="github-issue-solve")
+    with scope_on(github_server.url) as fresh:  # another process: it knows no comment id
+        second = upsert_comment(fresh, ISSUE, "Done.", skill="github-issue-solve")
     assert second.performed
     assert second.output["comment_id"] == first.output["comment_id"]
     assert github_server.operations() == ["issues/list-comments", "issues/update-comment"]
     assert _bodies(state) == ["an unrelated comment", MARK + "\nDone."]
+
+
+def test_a_comment_this_process_wrote_is_edited_in_one_call(
+    scope: Scope, state: Repo, github_server: LoopbackGitHub
+) -> None:
+    first = upsert_comment(scope, ISSUE, "Working on it.", skill="github-issue-solve")
+    github_server.calls.clear()
+    second = upsert_comment(scope, ISSUE, "Done.", skill="github-issue-solve")
+    assert second.performed
+    assert second.output["comment_id"] == first.output["comment_id"]
+    assert github_server.operations() == ["issues/update-comment"]
+    assert _bodies(state) == [MARK + "\nDone."]
+
+
+def test_a_comment_this_process_found_is_edited_in_one_call_next_time(
+    scope: Scope, state: Repo, github_server: LoopbackGitHub
+) -> None:
+    mine = state.add_comment(1, MARK + "\nWorking on it.", HOLON)  # an earlier run's
+    upsert_comment(scope, ISSUE, "Still working.", skill="github-issue-solve")
+    github_server.calls.clear()
+    upsert_comment(scope, ISSUE, "Done.", skill="github-issue-solve")
+    assert github_server.operations() == ["issues/update-comment"]
+    assert state.comments[mine.id].body == MARK + "\nDone."
+
+
+def test_a_known_comment_deleted_meanwhile_is_looked_up_and_posted_again(
+    scope: Scope, state: Repo, github_server: LoopbackGitHub
+) -> None:
+    first = upsert_comment(scope, ISSUE, "Working on it.", skill="github-issue-solve")
+    del state.comments[first.output["comment_id"]]  # someone deleted it
+    github_server.calls.clear()
+    second = upsert_comment(scope, ISSUE, "Done.", skill="github-issue-solve")
+    assert github_server.operations() == [
+        "issues/update-comment",  # 404
+        "issues/list-comments",
+        "issues/create-comment",
+    ]
+    assert _bodies(state) == [MARK + "\nDone."]
+    github_server.calls.clear()
+    upsert_comment(scope, ISSUE, "Done, really.", skill="github-issue-solve")
+    assert github_server.operations() == ["issues/update-comment"]  # the new one is known
+    assert second.output["comment_id"] != first.output["comment_id"]
 
 
 def test_the_same_body_again_writes_nothing(
@@ -119,7 +162,7 @@ def test_replies_carry_a_marker_per_kind(
     github_server.calls.clear()
     again = reply(scope, ISSUE, "status", "Running github-issue-solve.")
     assert again.performed
-    assert github_server.operations() == ["issues/list-comments", "issues/update-comment"]
+    assert github_server.operations() == ["issues/update-comment"]  # known: written above
     found = {parse_marker(c.body) for c in state.comments.values()}
     assert {m.skill for m in found if m} == {"reply.usage", "reply.status"}
     with pytest.raises(EffectRefused, match="short lowercase word"):
