@@ -24,8 +24,9 @@ from holon.controller.guardrails import HOLON_CHECK
 from holon.github.body import SUMMARY_LIMIT, with_marker
 from holon.github.comments import comment_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
-from holon.github.errors import NotFound, ServerError
+from holon.github.errors import ServerError
 from holon.github.handle import CheckFields, CheckRunView
+from holon.github.known import write_known
 from holon.github.logins import same_login
 from holon.github.marker import Marker, parse_marker
 from holon.github.outcome import EffectOutcome
@@ -91,7 +92,14 @@ def _write(
     key = parse_marker(marker)
     item = (EFFECT, sha, key)
     if not new:
-        updated = _update_known(scope, item, fields)
+        # Only a settle goes straight to a known check run: a start may need a new one,
+        # which only the look-up can tell.
+        updated = write_known(
+            scope.known,
+            item,
+            _said(fields),
+            lambda ident: scope.repo.update_check_run(ident, fields),
+        )
         if updated is not None:
             return _outcome(updated, True)
     found = find_own_check(scope, sha, key)
@@ -121,24 +129,6 @@ def _write(
 
 def _said(fields: CheckFields) -> str:
     return "\n".join((fields.status, fields.conclusion or "", fields.title, fields.summary))
-
-
-def _update_known(
-    scope: Scope, item: tuple[object, ...], fields: CheckFields
-) -> CheckRunView | None:
-    """The known check run for `item` updated to `fields`; None when it is not known, already
-    says this as far as this process knows (looked up instead), or is gone (then forgotten).
-    Only for a settle: a start may need a new check run, which only the look-up can tell."""
-    written = scope.known.get(item)
-    if written is None or written.says(_said(fields)):
-        return None
-    try:
-        updated = scope.repo.update_check_run(written.id, fields)
-    except NotFound:
-        scope.known.forget(item)
-        return None
-    scope.known.remember(item, updated.id, _said(fields))
-    return updated
 
 
 def _details(run_url: str | None) -> str | None:

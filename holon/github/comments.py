@@ -23,8 +23,9 @@ import re
 
 from holon.github.body import COMMENT_LIMIT, with_marker
 from holon.github.effects import EffectRefused, Scope, Subject, subject_for
-from holon.github.errors import NotFound, ServerError
+from holon.github.errors import ServerError
 from holon.github.handle import CommentView
+from holon.github.known import write_known
 from holon.github.logins import same_login
 from holon.github.marker import Marker, format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
@@ -67,7 +68,9 @@ def upsert_comment(
     key = parse_marker(marker)
     text = with_marker(marker, body, COMMENT_LIMIT)
     item = (EFFECT, subject.number, key)
-    edited = _edit_known(scope, subject, item, text)
+    edited = write_known(
+        scope.known, item, text, lambda ident: scope.repo.edit_comment(subject.number, ident, text)
+    )
     if edited is not None:
         return _outcome(edited, True)
     found = find_own(scope, subject, key)
@@ -94,23 +97,6 @@ def upsert_comment(
         return _outcome(there, True, "GitHub answered with an error but had posted it")
     scope.known.remember(item, posted.id, text)
     return _outcome(posted, True)
-
-
-def _edit_known(
-    scope: Scope, subject: Subject, item: tuple[object, ...], text: str
-) -> CommentView | None:
-    """The known comment for `item`, edited to `text`; None when it is not known, already says
-    `text` as far as this process knows (looked up instead), or is gone (then forgotten)."""
-    written = scope.known.get(item)
-    if written is None or written.says(text):
-        return None
-    try:
-        edited = scope.repo.edit_comment(subject.number, written.id, text)
-    except NotFound:
-        scope.known.forget(item)
-        return None
-    scope.known.remember(item, edited.id, text)
-    return edited
 
 
 def reply(scope: Scope, subject: Subject, kind: str, body: str) -> EffectOutcome:

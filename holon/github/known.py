@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from holon.github.errors import NotFound
 
 LIMIT = 4096  # items remembered; each about a hundred bytes
 
@@ -54,3 +57,29 @@ class Known:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class _Item(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+Item = TypeVar("Item", bound=_Item)
+
+
+def write_known(
+    known: Known, key: Hashable, said: str, write: Callable[[int], Item]
+) -> Item | None:
+    """`write(id)` to the known item for `key`, which then says `said`; None when the item is
+    not known, already says `said` as far as this process knows (the caller looks it up), or
+    is gone (then forgotten, and the caller looks it up)."""
+    written = known.get(key)
+    if written is None or written.says(said):
+        return None
+    try:
+        item = write(written.id)
+    except NotFound:
+        known.forget(key)
+        return None
+    known.remember(key, item.id, said)
+    return item
