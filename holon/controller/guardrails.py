@@ -117,9 +117,9 @@ def foreign_problem(env: EventEnvelope, served: str | None) -> str | None:
 
 def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
     """Why this event's actor may not command Holon, or None when they may (or need not)."""
-    if own_check(env, facts):
-        return "the check is Holon's own: its failure asks no work"
     if own_event(env, facts):
+        if own_check(env, facts):
+            return "the check is Holon's own: its failure asks no work"
         return f"{env.actor.login if env.actor else 'Holon'} is Holon: its own writing asks no work"
     # A label removed asks as much as one added: a policy may start work on it, or lift a hold.
     commanding = _commanding(env) or env.type.startswith(REVIEWS)
