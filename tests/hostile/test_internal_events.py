@@ -126,3 +126,33 @@ def test_a_restored_settled_run_the_state_holds_is_published_again(tmp_path: Pat
     ctl.recover()
     (action,) = ctl.journals.actions.read()
     assert (action["intent_id"], action["dry_run"]) == (publish.id, True)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"intent": 7, "repo": REPO},
+        {"intent": "act_solve", "repo": ["not", "a", "name"]},
+        {"intent": "act_missing", "repo": REPO},
+        {"intent": "act_solve", "repo": REPO, "extra": "x" * 1_000_000},
+        {"intent": "\ud800", "repo": "\x00"},
+    ],
+    ids=["empty", "number", "list-repo", "no-such-run", "huge", "surrogate"],
+)
+def test_a_restored_queue_entry_that_names_no_settled_run_is_dropped(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    """A planted `follow-up:` record publishes nothing, crashes nothing: dropped and journaled."""
+    ctl = make_controller(tmp_path)
+    # The run it might name exists but is no settled run (still inflight).
+    running = {"type": "run_skill", "subject": "issue:1", "skill": "github-issue-solve"}
+    ctl.state.put(Record(kind="intent", key="act_solve", status="inflight",
+                         updated_at=ctl.clock(), writer="elsewhere", data=running))  # fmt: skip
+    ctl.state.put(Record(kind="meta", key="follow-up:evt_planted", status="pending",
+                         updated_at=ctl.clock(), writer="elsewhere", data=data))  # fmt: skip
+    report = ctl.recover()
+    assert report.follow_ups == []
+    refused = [d for d in report.decisions if d["id"] == "dec:evt_planted:queued"]
+    assert [d["outcome"] for d in refused] == ["refused"]
+    assert ctl.state.get("meta", "follow-up:evt_planted") is None
