@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from holon.errors import InvalidInput
 from holon.validation import describe_validation_error
@@ -26,15 +26,57 @@ class SkillInput(BaseModel):
     required: bool = False
 
 
+def _artifact(value: Any) -> Any:
+    # A bare path declares an artifact without a schema, not required (the legacy list form).
+    return {"path": value} if isinstance(value, str) else value
+
+
+class SkillArtifact(BaseModel):
+    """An artifact the skill's run writes under the output directory, checked by the runner."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    path: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+    description: str = ""
+    required: bool = False
+    # A JSON Schema file relative to the skill's folder; the runner validates the artifact with it.
+    schema_: str | None = Field(default=None, alias="schema")
+
+
+class SkillRequires(BaseModel):
+    """What success needs beyond the model saying so; the agent checks it before reporting
+    success and reports failure (or the model's question) instead."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    change: bool = False  # a non-empty change in the workspace
+    verification: bool = False  # at least one recorded command the model cites, that passed
+
+
 class Skill(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str
     inputs: list[SkillInput] = Field(default_factory=list)
-    artifacts: list[str] = Field(default_factory=list)
-    # Performed by Holon itself on the host (publishing), never sent to an agent's container.
-    host: bool = False
+    artifacts: list[
+        Annotated[
+            SkillArtifact, BeforeValidator(_artifact, json_schema_input_type=str | SkillArtifact)
+        ]
+    ] = Field(default_factory=list)
+    # `agent`: in an agent's container under the Agent Contract; `host`: performed by Holon
+    # itself in its trusted process (context collection, publishing), never sent to an agent.
+    runs: Literal["agent", "host"] = "agent"
+    # GitHub token permissions the skill needs (`contents: write`, ...); documentation and the
+    # Action's preflight read them.
+    permissions: dict[str, Literal["read", "write"]] = Field(default_factory=dict)
+    requires: SkillRequires = Field(default_factory=SkillRequires)
+    # The folder the SKILL.md was read from (its prompt templates and schemas); not declared.
+    directory: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def host(self) -> bool:
+        return self.runs == "host"
 
 
 class SkillCatalog(Protocol):
@@ -85,7 +127,7 @@ class DirectoryCatalog(StaticCatalog):
             skill = parse_skill(path.read_text(encoding="utf-8"), str(path))
             if skill.name != path.parent.name:
                 raise InvalidInput(f"{path}: name {skill.name!r} differs from its directory")
-            skills.append(skill)
+            skills.append(skill.model_copy(update={"directory": path.parent}))
         super().__init__(skills)
 
 
