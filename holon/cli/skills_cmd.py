@@ -41,5 +41,5 @@ def main(args: argparse.Namespace) -> int:
     for item in skill.inputs:
         required = "required" if item.required else "optional"
         print(f"  {item.name} ({required}): {item.description}")
-    print("artifacts: " + (", ".join(skill.artifacts) or "none declared"))
+    print("artifacts: " + (", ".join(a.path for a in skill.artifacts) or "none declared"))
     return 0

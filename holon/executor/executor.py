@@ -52,16 +52,27 @@ def build_executor(
     github: Mapping[str, Handler] | None = None,
     hosted: Mapping[str, Handler] | None = None,
     host_skills: Collection[str] = (),
+    preview: Mapping[str, Handler] | None = None,
 ) -> Executor:
-    """Dry run: every external effect journaled, none performed. Otherwise GitHub effects go
-    through `github` (effect name -> the GitHub edge's handler, when a token is configured) or
-    fail saying why; skill runs go to the runner, except host skills (`host_skills`, the
-    catalog's `host: true`), which go to `hosted` (skill -> Holon's own handler) or, without
-    one, are journaled as a dry run."""
+    """Dry run: every GitHub effect journaled, none performed; skill runs run only when a
+    runner is configured (`run_skill`: they touch nothing but their own output directory),
+    else they are journaled too. Otherwise GitHub effects go through `github` (effect name ->
+    the GitHub edge's handler, when a token is configured) or fail saying why. Skill runs go
+    to the runner, except host skills (`host_skills`, the catalog's `runs: host`), which go to
+    `hosted` (skill -> Holon's own handler); in a dry run or without one, a host skill is
+    previewed (`preview`: what it would do, read from the run's artifacts) or journaled."""
     handlers: dict[str, Handler] = {name: InternalHandler(clock) for name in INTERNAL}
+    dry = DryRunHandler(clock)
+    # Without a GitHub edge (or in a dry run) there is nowhere to act: a host skill shows the
+    # exact effect it would perform and never reaches a runner.
+    unhosted: dict[str, Handler] = {name: dry for name in host_skills}
+    unhosted.update({k: v for k, v in (preview or {}).items() if k in host_skills})
     if dry_run:
-        dry = DryRunHandler(clock)
-        handlers.update({name: dry for name in (*GITHUB, "run_skill")})
+        handlers.update({name: dry for name in GITHUB})
+        if run_skill is None:
+            handlers["run_skill"] = dry
+        else:
+            handlers["run_skill"] = SkillRouter(run_skill, unhosted) if unhosted else run_skill
     else:
         missing = NotConfiguredHandler(
             clock, "GitHub effects need GITHUB_TOKEN (and the repository); or run with --dry-run"
@@ -71,10 +82,6 @@ def build_executor(
         runner = run_skill or NotConfiguredHandler(
             clock, "no agent configured for skill runs: pass --agent or --image"
         )
-        # No GitHub edge (no token): there is nowhere to publish, so a host skill is journaled
-        # as the exact effect it would perform, as a dry run would, and never reaches a runner.
-        unhosted = DryRunHandler(clock)
-        routes: dict[str, Handler] = {name: unhosted for name in host_skills}
-        routes.update(hosted or {})
+        routes = {**unhosted, **(hosted or {})}
         handlers["run_skill"] = SkillRouter(runner, routes) if routes else runner
     return Executor(handlers, clock)

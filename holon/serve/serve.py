@@ -45,6 +45,8 @@ from holon.executor.handlers import Handler, RunSkillHandler
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.github.publish import PublishPolicy
+from holon.github.publish_preview import preview_handlers
 from holon.github.retry import Wait
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
@@ -153,6 +155,7 @@ class Serve:
         self.github = github  # GitHub effects performed for real (None: offline)
         self.hooks = hooks  # progress and check run around passes (None: offline)
         self.hosted = hosted  # host skills (github-publish) by name (None: offline)
+        self._titles: dict[int, str] = {}  # subject number -> title, from the events seen
         self.crashpoint = crashpoint
         self.report = report  # one line an operator should see now (the CLI prints it)
         self.clock = clock
@@ -210,7 +213,8 @@ class Serve:
             self.store.release()
             raise
         run_skill = None
-        if not options.dry_run and (options.agent or options.image):
+        if options.agent or options.image:
+            # Also in a dry run: a skill run touches only its own output directory.
             run_skill = RunSkillHandler(
                 workspace=options.workspace or Path.cwd(),
                 output_root=runs_dir,
@@ -228,6 +232,13 @@ class Serve:
             github=self.github,
             hosted=self.hosted,
             host_skills=host_skills(self._catalog),
+            # Offline or dry: what publishing would do, shown from the run's own artifacts.
+            preview=preview_handlers(
+                runs_dir,
+                self.clock,
+                PublishPolicy(**policy.settings.publish.model_dump()),
+                title_of=self._titles.get,
+            ),
         )
         if self.hooks is not None and run_skill is not None:
             # Wrap what the executor routes run_skill to (the runner, or a host skill's handler).
@@ -245,7 +256,7 @@ class Serve:
             clock=self.clock,
             writer=self.writer,
             checkpoint=self.checkpoint,
-            idempotent_runs=options.dry_run,
+            idempotent_runs=options.dry_run and run_skill is None,
             executed=executed,
             crashpoint=self.crashpoint,
             mention=options.mention,
@@ -351,6 +362,7 @@ class Serve:
     def handle(self, env: EventEnvelope) -> None:
         assert self.controller is not None
         self.events += 1
+        self._remember_title(env)
         try:
             self._before_pass()
             self._account(self.controller.handle(env))
@@ -367,6 +379,20 @@ class Serve:
         self._since_checkpoint += 1
         self._checkpoint_if_due()
         self.handle_follow_ups()
+
+    def _remember_title(self, env: EventEnvelope) -> None:
+        """The subject's title as its event gave it, for a publish preview's pull request
+        title (offline there is no API to ask); bounded, newest kept."""
+        payload = env.payload if isinstance(env.payload, dict) else {}
+        for key in ("issue", "pull_request"):
+            item = payload.get(key)
+            if isinstance(item, dict) and isinstance(item.get("number"), int):
+                text = item.get("title")
+                if isinstance(text, str):
+                    self._titles.pop(item["number"], None)
+                    self._titles[item["number"]] = text[:4096]
+                    while len(self._titles) > 1024:
+                        self._titles.pop(next(iter(self._titles)))
 
     def handle_follow_ups(self) -> None:
         """The follow-up events made so far, oldest first (each may make more: a chain ends

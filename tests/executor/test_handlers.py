@@ -14,7 +14,14 @@ import pytest
 
 from holon.closure.evidence import Question
 from holon.executor.executor import GITHUB, INTERNAL, build_executor
-from holon.executor.handlers import DryRunHandler, InternalHandler, NotConfiguredHandler
+from holon.executor.handlers import (
+    DryRunHandler,
+    InternalHandler,
+    NotConfiguredHandler,
+    result_of,
+)
+from holon.executor.result import ActionResult
+from holon.intent import ActionIntent
 from tests.conftest import python_agent
 from tests.executor.conftest import ARGS, AT, REPO, SKILL, clock, intent, run_skill_handler
 
@@ -43,14 +50,39 @@ def test_dry_run_records_the_exact_effect(type_: str) -> None:
     }
 
 
-def test_a_dry_run_skill_run_starts_no_agent(tmp_path: Path) -> None:
-    calls = tmp_path / "calls"
-    handler = run_skill_handler(tmp_path, python_agent(tmp_path, SUCCESS, calls=calls))
-    executor = build_executor(dry_run=True, clock=clock, run_skill=handler)
+def test_a_dry_run_without_a_runner_journals_the_skill_run(tmp_path: Path) -> None:
+    executor = build_executor(dry_run=True, clock=clock, run_skill=None)
     result = executor.execute(intent("run_skill"), 1)
     assert (result.status, result.dry_run, result.run_id) == ("succeeded", True, None)
-    assert not calls.exists()
-    assert not handler.output_root.exists()
+    assert result.effect is not None
+    assert result.effect["effect"] == "run_skill"
+
+
+def test_a_dry_run_with_a_runner_runs_the_skill_and_previews_host_skills(tmp_path: Path) -> None:
+    # A skill run touches only its own output directory, so a dry run still runs it; a host
+    # skill (publishing) is shown by its preview, never performed.
+    calls = tmp_path / "calls"
+    handler = run_skill_handler(tmp_path, python_agent(tmp_path, SUCCESS, calls=calls))
+    previewed: list[str] = []
+
+    def preview(act: ActionIntent, attempt: int) -> ActionResult:
+        previewed.append(act.id)
+        return result_of(act, attempt, clock(), "succeeded", dry_run=True)
+
+    executor = build_executor(
+        dry_run=True,
+        clock=clock,
+        run_skill=handler,
+        host_skills={"github-publish"},
+        preview={"github-publish": preview},
+        hosted={"github-publish": lambda act, n: pytest.fail("hosted in a dry run")},
+    )
+    result = executor.execute(intent("run_skill"), 1)
+    assert (result.status, result.dry_run) == ("succeeded", False)
+    assert calls.exists()
+    publish = intent("run_skill", args={"skill": "github-publish", "inputs": {}})
+    assert executor.execute(publish, 1).dry_run
+    assert previewed == [publish.id]
 
 
 @pytest.mark.parametrize("type_", INTERNAL)

@@ -68,6 +68,8 @@ def test_dry_run_crash_then_restart(tmp_path: Path, point: str) -> None:
 AGENT = """
 import json, os, sys
 out = os.environ["HOLON_OUTPUT_DIR"]
+with open(os.path.join(os.environ["HOLON_WORKSPACE_DIR"], "fixed.txt"), "w") as f:
+    f.write("a change to publish")
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"status": "completed", "outcome": "success"}, f)
 """
@@ -97,10 +99,15 @@ def test_skill_run_is_never_run_twice(tmp_path: Path, point: str) -> None:
     actions = _lines(state / "actions.ndjson")
     run_actions = [a for a in actions if a["type"] == "run_skill" and not a["dry_run"]]
     assert len({a["id"] for a in run_actions}) == len(run_actions)
-    # The settled runs' publishes, without a token journaled as the effects they would perform.
+    # The settled runs' publishes, without a token previewed: the effects they would perform.
     publish = [a for a in actions if a["type"] == "run_skill" and a["dry_run"]]
     assert publish
-    assert {a["effect"]["skill"] for a in publish} == {"github-publish"}
+    changes = [a["effect"]["would"] for a in publish if a["status"] == "succeeded"]
+    assert changes
+    assert [c["files"] for c in changes] == [["add fixed.txt"]] * len(changes)
+    # A review run that wrote no review.json: publishing would refuse it, and so does its preview.
+    refused = {a["error"] for a in publish if a["status"] == "failed"}
+    assert refused <= {"publish bad-input: review.json is missing: nothing to post"}
     assert all(a["status"] == "succeeded" for a in run_actions)
     assert len(run_actions) == len(runs)
     assert "inflight" not in _settled(state).values()
