@@ -1,6 +1,7 @@
 """Write replay.ndjson from GitHub's example payloads and the field edits in edits.yaml.
 
-Run from the repository root: `python examples/serve/build.py`. The payloads are GitHub's own
+Run from the repository root: `python examples/serve/build.py [DIR]` (DIR: an example directory
+holding edits.yaml, by default this one; `examples/solve` is the other). The payloads are GitHub's own
 examples (tests/fixtures/octokit-webhooks/examples.json, MIT, Octokit contributors).
 """
 
@@ -26,10 +27,10 @@ def _set(payload: dict[str, Any], path: str, value: Any) -> None:
     node[last] = value
 
 
-def build() -> str:
+def build(here: Path = HERE) -> str:
     examples = {e["name"]: e["examples"] for e in json.loads(EXAMPLES.read_text())}
     lines = []
-    for edit in yaml.safe_load((HERE / "edits.yaml").read_text()):
+    for edit in yaml.safe_load((here / "edits.yaml").read_text()):
         if "payload" in edit:
             payload = edit["payload"]
         else:
@@ -43,5 +44,6 @@ def build() -> str:
 
 
 if __name__ == "__main__":
-    (HERE / "replay.ndjson").write_text(build())
+    target = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE
+    (target / "replay.ndjson").write_text(build(target))
     sys.exit(0)
