@@ -21,11 +21,13 @@ Files: `issue.md` or `pull_request.md`, `comments.json`, and for a pull request
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +35,7 @@ from holon.contract.context import (
     ContextManifest,
     ContextSubject,
     MissingPart,
+    PartSource,
     PresentPart,
 )
 from holon.errors import InvalidInput
@@ -70,14 +73,18 @@ class ContextDir:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise InvalidInput(f"cannot make the context directory {dest}: {exc.strerror}") from None
+            raise InvalidInput(
+                f"cannot make the context directory {dest}: {exc.strerror}"
+            ) from None
         try:
             self.fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
             why = "a link" if exc.errno == errno.ELOOP else "not a directory"
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 why = exc.strerror or "unreadable"
-            raise InvalidInput(f"context directory {dest}: {why}; Holon never follows one") from None
+            raise InvalidInput(
+                f"context directory {dest}: {why}; Holon never follows one"
+            ) from None
         if os.listdir(self.fd):
             os.close(self.fd)
             raise InvalidInput(
@@ -91,10 +98,9 @@ class ContextDir:
 
     def _subdir(self, name: str) -> int:
         if name not in self._subdirs:
-            try:
+            # Opened below without following: a planted link is refused there.
+            with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o755, dir_fd=self.fd)
-            except FileExistsError:
-                pass  # opened below without following: a planted link is refused there
             flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
             self._subdirs[name] = os.open(name, flags, dir_fd=self.fd)
         return self._subdirs[name]
@@ -108,7 +114,7 @@ class ContextDir:
 class _Collection:
     """What one collection wrote and left out, becoming the manifest."""
 
-    def __init__(self, out: ContextDir, source: str) -> None:
+    def __init__(self, out: ContextDir, source: PartSource) -> None:
         self.out = out
         self.source = source
         self.present: list[PresentPart] = []
@@ -117,10 +123,10 @@ class _Collection:
     def lack(self, name: str, reason: str) -> None:
         self.missing.append(MissingPart(name=name, reason=line(reason, limit=300) or "unknown"))
 
-    def put(self, name: str, path: str, data: bytes, source: str | None = None) -> None:
+    def put(self, name: str, path: str, data: bytes, source: PartSource | None = None) -> None:
         size = self.out.write(path, data)
         self.present.append(
-            PresentPart(name=name, path=path, bytes=size, source=source or self.source)  # type: ignore[arg-type]
+            PresentPart(name=name, path=path, bytes=size, source=source or self.source)
         )
 
     def read(self, name: str, read: Callable[[], T]) -> T | None:
@@ -131,7 +137,12 @@ class _Collection:
             return None
 
     def put_list(
-        self, name: str, path: str, part: Part | None, limit: int, source: str | None = None
+        self,
+        name: str,
+        path: str,
+        part: Part | None,
+        limit: int,
+        source: PartSource | None = None,
     ) -> None:
         """A list of records as a JSON file, as many as fit in `limit` bytes. A list read in
         part says so (`<name> (more)`); nothing read and a reason is only missing."""
@@ -170,9 +181,9 @@ def _marked(records: list[dict[str, Any]], trigger: Trigger | None, kind: str) -
     when it is of `kind` and the list does not hold it."""
     wanted = trigger.info.id if trigger is not None and trigger.info.kind == kind else None
     marked = [{**r, "trigger": wanted is not None and r.get("id") == wanted} for r in records]
-    if wanted is not None and trigger is not None and trigger.record is not None:
-        if not any(r["trigger"] for r in marked):
-            marked.append({**trigger.record, "trigger": True})
+    record = trigger.record if trigger is not None and wanted is not None else None
+    if record is not None and not any(r["trigger"] for r in marked):
+        marked.append({**record, "trigger": True})
     return Part(marked)
 
 
@@ -291,12 +302,14 @@ def _logs(
             )
     for check in jobs[: limits.logs]:
         ident = int(check["id"])
-        tail = found.read(f"logs/{ident}.txt", lambda i=ident: reader.log_tail(i, limits.log_bytes))
+        tail = found.read(f"logs/{ident}.txt", partial(reader.log_tail, ident, limits.log_bytes))
         if tail is None:
             continue
         text = mask_secret_looking(clean(tail.text.decode("utf-8", "replace")))
         if tail.cut:
-            text = f"[... the log's earlier lines left out: its last {len(tail.text)} bytes]\n{text}"
+            text = (
+                f"[... the log's earlier lines left out: its last {len(tail.text)} bytes]\n{text}"
+            )
         found.put("logs", f"logs/{ident}.txt", text.encode("utf-8")[: limits.log_bytes + 200])
     if len(jobs) > limits.logs:
         found.lack("logs (more)", f"{len(jobs) - limits.logs} more failing jobs: logs not read")

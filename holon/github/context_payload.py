@@ -112,7 +112,9 @@ class PayloadReader:
                 if rec.number(pull.get("number")) == number:
                     found = rec.item(pull, number)
                     return _with_gap(found, f"title, author, state, labels and body: {NO_TOKEN}")
-        raise PartMissing(f"the event does not carry {kind.replace('_', ' ')} #{number}; {NO_TOKEN}")
+        raise PartMissing(
+            f"the event does not carry {kind.replace('_', ' ')} #{number}; {NO_TOKEN}"
+        )
 
     def comments(self, number: int) -> Part:
         return Part(gap=NO_TOKEN)

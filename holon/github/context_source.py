@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from holon.contract.context import PartSource
 from holon.github.context_records import Item
 
-NO_TOKEN = "no token: read from the event payload only"
+NO_TOKEN = "no token: read from the event payload only"  # noqa: S105 (a reason, not a token)
 
 
 class PartMissing(Exception):
