@@ -73,18 +73,16 @@ class ContextDir:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise InvalidInput(
-                f"cannot make the context directory {dest}: {exc.strerror}"
-            ) from None
+            why = exc.strerror or "unwritable"
+            raise InvalidInput(f"cannot make the context directory {dest}: {why}") from None
+        if os.path.islink(dest):
+            raise InvalidInput(f"context directory {dest} is a link: never followed")
         try:
             self.fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
-            why = "a link" if exc.errno == errno.ELOOP else "not a directory"
-            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                why = exc.strerror or "unreadable"
-            raise InvalidInput(
-                f"context directory {dest}: {why}; Holon never follows one"
-            ) from None
+            # Swapped for a link since, or something that is no directory.
+            why = "a link" if exc.errno == errno.ELOOP else exc.strerror or "unreadable"
+            raise InvalidInput(f"context directory {dest}: {why}; never followed") from None
         if os.listdir(self.fd):
             os.close(self.fd)
             raise InvalidInput(
@@ -305,11 +303,12 @@ def _logs(
         tail = found.read(f"logs/{ident}.txt", partial(reader.log_tail, ident, limits.log_bytes))
         if tail is None:
             continue
-        text = mask_secret_looking(clean(tail.text.decode("utf-8", "replace")))
+        data = tail.text
+        if tail.cut:  # from the first whole line on
+            data = data[data.find(b"\n") + 1 :] or data
+        text = mask_secret_looking(clean(data.decode("utf-8", "replace")))
         if tail.cut:
-            text = (
-                f"[... the log's earlier lines left out: its last {len(tail.text)} bytes]\n{text}"
-            )
+            text = f"[... the log's earlier lines left out: its last {len(data)} bytes]\n{text}"
         found.put("logs", f"logs/{ident}.txt", text.encode("utf-8")[: limits.log_bytes + 200])
     if len(jobs) > limits.logs:
         found.lack("logs (more)", f"{len(jobs) - limits.logs} more failing jobs: logs not read")
