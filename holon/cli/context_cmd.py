@@ -42,7 +42,9 @@ def main(args: argparse.Namespace) -> int:
             repo_path(args.repo)
         except GitHubError:
             shown = line(repr(args.repo), limit=120)
-            raise InvalidInput(f"--repo must name a repository as OWNER/NAME, not {shown}") from None
+            raise InvalidInput(
+                f"--repo must name a repository as OWNER/NAME, not {shown}"
+            ) from None
         if named is not None and named.casefold() != args.repo.casefold():
             raise InvalidInput(f"--repo {args.repo}: the payload is of {line(named, limit=120)}")
     repo = args.repo or named

@@ -84,15 +84,18 @@ def test_every_example_payload_gives_a_valid_context(
         for name in API_ONLY:
             assert missing[name] == NO_TOKEN
     assert missing.get("comments", missing.get("comments (more)")) == NO_TOKEN
-    assert data["trigger"]["kind"] == {
-        "issue_comment": "comment",
-        "issues": "issue",
-        "pull_request": "pull_request",
-        "pull_request_review": "review",
-        "pull_request_review_comment": "review_comment",
-        "check_run": "check",
-        "check_suite": "check",
-    }[event]
+    assert (
+        data["trigger"]["kind"]
+        == {
+            "issue_comment": "comment",
+            "issues": "issue",
+            "pull_request": "pull_request",
+            "pull_request_review": "review",
+            "pull_request_review_comment": "review_comment",
+            "check_run": "check",
+            "check_suite": "check",
+        }[event]
+    )
 
 
 def test_an_issue_comment_gives_the_issue_and_the_trigger_comment(tmp_path: Path) -> None:
@@ -111,7 +114,11 @@ def test_an_issue_comment_gives_the_issue_and_the_trigger_comment(tmp_path: Path
         "trigger": True,
     }
     data = read_manifest(tmp_path / "c")
-    assert data["trigger"] == {"kind": "comment", "id": payload["comment"]["id"], "author": "Codertocat"}
+    assert data["trigger"] == {
+        "kind": "comment",
+        "id": payload["comment"]["id"],
+        "author": "Codertocat",
+    }
     assert {"name": "comments (more)", "reason": NO_TOKEN} in data["missing"]
 
 
@@ -126,7 +133,8 @@ def test_a_pull_request_gives_its_branches_and_a_review_comment_its_thread(
     (thread,) = json.loads((tmp_path / "c" / "review_threads.json").read_text())
     assert thread["resolved"] is None
     (comment,) = thread["comments"]
-    assert comment["id"] == payload["comment"]["id"] and comment["trigger"] is True
+    assert comment["id"] == payload["comment"]["id"]
+    assert comment["trigger"] is True
     assert comment["path"] == payload["comment"]["path"]
     names = {gap["name"] for gap in read_manifest(tmp_path / "c")["missing"]}
     assert "review_threads (resolution)" in names
@@ -222,7 +230,9 @@ def test_a_payload_missing_fields_is_collected_with_what_it_has(
     event: str, damage: Any, tmp_path: Path
 ) -> None:
     payload = next(
-        _copy(p) for p in examples()[event] if p.get("action") in ("created", "opened", "submitted", "completed")
+        _copy(p)
+        for p in examples()[event]
+        if p.get("action") in ("created", "opened", "submitted", "completed")
     )
     damage(payload)
     collect_event(event, payload, tmp_path / "c")
@@ -241,7 +251,8 @@ def test_an_event_naming_no_subject_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_every_list_is_bounded_and_says_what_it_left_out(tmp_path: Path) -> None:
     data, dropped = bounded_json([{"body": "x" * 100}] * 50, limit=1000)
-    assert len(data) <= 1000 and dropped > 0
+    assert len(data) <= 1000
+    assert dropped > 0
     assert len(json.loads(data)) + dropped == 50
     payload = _copy(examples()["issue_comment"][0])
     payload["comment"]["body"] = "y" * 10_000

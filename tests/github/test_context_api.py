@@ -17,9 +17,8 @@ from holon.github.client import GitHubConfig, make_client
 from holon.github.context import Limits, collect_event
 from holon.github.context_api import ApiReader
 from tests.gateway.conftest import example
-from tests.support.github_fake import GitHubFake
+from tests.support.github_fake import GitHubFake, routes
 from tests.support.github_fake import example as documented
-from tests.support.github_fake import routes
 
 API = "https://api.github.com"
 REPO = "Codertocat/Hello-World"
@@ -94,7 +93,8 @@ def test_a_list_longer_than_the_bound_is_read_in_part_and_says_so(
     assert github_fake.count("issues/list-comments") == 2  # never a third
     found = json.loads((tmp_path / "c" / "comments.json").read_text())
     # The trigger was not among the 200 read: it is added from the payload, marked.
-    assert len(found) == 201 and found[-1]["trigger"] is True
+    assert len(found) == 201
+    assert found[-1]["trigger"] is True
     missing = {g["name"]: g["reason"] for g in manifest_of(tmp_path / "c")["missing"]}
     assert missing == {"comments (more)": "more than 200 items: the rest not read"}
 
@@ -125,15 +125,18 @@ def test_a_part_github_refuses_is_missing_and_the_rest_is_there(
     assert all(p["source"] == "api" for p in data["present"])
     (refused,) = data["missing"]
     assert refused["name"] == "review_threads"
-    assert "403" in refused["reason"] and "pull-requests: read" in refused["reason"]
+    assert "403" in refused["reason"]
+    assert "pull-requests: read" in refused["reason"]
     # The documented pull request, its diff asked for as a diff.
     pull = (tmp_path / "c" / "pull_request.md").read_text()
-    assert "Amazing new feature" in pull and "head: new-topic at 6dcb09b" in pull
+    assert "Amazing new feature" in pull
+    assert "head: new-topic at 6dcb09b" in pull
     assert (tmp_path / "c" / "diff.patch").read_text() == "diff --git a/x b/x\n"
     diff_call = [c for c in github_fake.calls if c.operation == "pulls/get"][1]
     assert diff_call.headers["Accept"] == "application/vnd.github.diff"
     (changed,) = json.loads((tmp_path / "c" / "files.json").read_text())
-    assert changed["path"] == "file1.txt" and changed["status"] == "added"
+    assert changed["path"] == "file1.txt"
+    assert changed["status"] == "added"
 
 
 def test_a_failing_jobs_log_tail_is_read_through_the_redirect_without_the_token(
@@ -164,9 +167,11 @@ def test_a_failing_jobs_log_tail_is_read_through_the_redirect_without_the_token(
     tail = (tmp_path / "c" / "logs" / "399444496.txt").read_text()
     assert tail.startswith("[... the log's earlier lines left out: its last ")
     assert tail.splitlines()[1].startswith("2020-01-20T17:42:40Z step line ")  # a whole line
-    assert "step line 19999" in tail and "step line 100\n" not in tail
+    assert "step line 19999" in tail
+    assert "step line 100\n" not in tail
     assert "Error: 1 test failed" in tail
-    assert "\x1b" not in tail and "ghp_" + "a" * 36 not in tail  # controls out, secrets masked
+    assert "\x1b" not in tail
+    assert "ghp_" + "a" * 36 not in tail
     assert len(tail.encode()) <= 4096 + 200
     downloads = [c for c in github_fake.mock.calls if c.request.url == LOG_URL]
     assert len(downloads) == 1
@@ -206,15 +211,14 @@ def test_the_diff_is_cut_to_its_bound_at_a_line(
     limits = Limits(diff_bytes=10_000)
     collect_event("pull_request", payload, tmp_path / "c", reader=reader(), limits=limits)
     patch = (tmp_path / "c" / "diff.patch").read_bytes()
-    assert 9_000 < len(patch) <= 10_000 and patch.endswith(b"\n")
+    assert 9_000 < len(patch) <= 10_000
+    assert patch.endswith(b"\n")
     assert big.encode().startswith(patch)
     missing = {g["name"]: g["reason"] for g in manifest_of(tmp_path / "c")["missing"]}
     assert missing["diff (rest)"] == f"the diff is {len(big)} bytes: cut to its first {len(patch)}"
 
 
-def test_a_diff_github_finds_too_large_is_missing(
-    github_fake: GitHubFake, tmp_path: Path
-) -> None:
+def test_a_diff_github_finds_too_large_is_missing(github_fake: GitHubFake, tmp_path: Path) -> None:
     payload = example("pull_request", "opened")
     github_fake.on("pulls/get")
     github_fake.on(
@@ -229,5 +233,6 @@ def test_a_diff_github_finds_too_large_is_missing(
         github_fake.on(operation)
     collect_event("pull_request", payload, tmp_path / "c", reader=reader())
     missing = {g["name"]: g["reason"] for g in manifest_of(tmp_path / "c")["missing"]}
-    assert "406" in missing["diff"] and "maximum number of lines" in missing["diff"]
+    assert "406" in missing["diff"]
+    assert "maximum number of lines" in missing["diff"]
     assert not (tmp_path / "c" / "diff.patch").exists()
