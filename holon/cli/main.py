@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gateway": ("holon.cli.gateway_cmd", "normalize an event into an EventEnvelope"),
     "serve": ("holon.cli.serve_cmd", "run the proactive loop; status, pause, resume"),
     "skills": ("holon.cli.skills_cmd", "list the skills and what they declare"),
+    "context": ("holon.cli.context_cmd", "collect a run's context from an event payload"),
 }
 
 

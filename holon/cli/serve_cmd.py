@@ -234,6 +234,8 @@ def main(args: argparse.Namespace) -> int:
         github=edge.handlers() if edge else None,
         hooks=hooks,
         policy=policy,
+        # Each agent run's context is read through the same client (else from the payload).
+        context_client=edge.client if edge else None,
         # Host skills (github-publish) act through the same edge and client, on runs of the
         # runs dir, as the policy's settings.publish allows.
         hosted=(

@@ -6,6 +6,7 @@ non-dry-run intent of those types fails honestly instead of pretending.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -75,8 +76,18 @@ class NotConfiguredHandler:
         return result_of(intent, attempt, self.clock(), "failed", error=self.why)
 
 
+class ContextSource(Protocol):
+    """Fills `dest` (an empty directory) with the run's context: what the intent's event is
+    about (`github-context`). Implemented outside the executor (serve builds one over the
+    GitHub edge or the payload); a part it cannot read is recorded there, not raised. A
+    `HolonError` means no context could be collected at all."""
+
+    def collect(self, intent: ActionIntent, dest: Path) -> None: ...
+
+
 class RunSkillHandler:
-    """Runs the skill through the Agent Contract runner in the serve's workspace."""
+    """Runs the skill through the Agent Contract runner in the serve's workspace, with the
+    context `context` collects (when given) as the run's context directory."""
 
     def __init__(
         self,
@@ -89,6 +100,7 @@ class RunSkillHandler:
         image: str | None,
         describe: Callable[[str], str],
         host: frozenset[str] = frozenset(),
+        context: ContextSource | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -99,6 +111,7 @@ class RunSkillHandler:
         self.describe = describe
         # Host skills (publishing) run in Holon's own process with its token: never in an agent.
         self.host = host
+        self.context = context
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -106,6 +119,7 @@ class RunSkillHandler:
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
         from holon.contract.spec import Spec
         from holon.errors import HolonError
+        from holon.fsutil import remove_tree
         from holon.runner import RunRequest, run
 
         skill = str(intent.args["skill"])
@@ -130,7 +144,17 @@ class RunSkillHandler:
             # run it twice.
             return self._recovered(intent, attempt, output)
         user = "\n".join(f"{k}: {v}" for k, v in sorted(inputs.items()))
+        # The context lives only until the runner has copied it into the run's input.
+        scratch = Path(tempfile.mkdtemp(prefix="holon-context-")) if self.context else None
         try:
+            context = None
+            if self.context is not None and scratch is not None:
+                context = scratch / "context"
+                try:
+                    self.context.collect(intent, context)
+                except HolonError as exc:
+                    error = f"context: {exc}"
+                    return result_of(intent, attempt, self.clock(), "failed", error=error)
             result = run(
                 RunRequest(
                     spec=spec,
@@ -139,12 +163,16 @@ class RunSkillHandler:
                     runtime=self.runtime,
                     agent=self.agent,
                     image=self.image,
+                    context=context,
                     user_prompt=user or None,
                     run_id=f"{intent.id}-{attempt}",
                 )
             )
         except HolonError as exc:
             return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
+        finally:
+            if scratch is not None:
+                remove_tree(scratch)
         return self._from_record(intent, attempt, result)
 
     def _recovered(self, intent: ActionIntent, attempt: int, output: Path) -> ActionResult:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
@@ -38,6 +38,7 @@ from holon.controller.loop import Controller
 from holon.controller.parts import CrashPoint, no_crash
 from holon.controller.pass_report import PassReport
 from holon.controller.policy import Policy, load_policy
+from holon.controller.recovery import deciding_events
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
@@ -48,6 +49,7 @@ from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.github.publish import PublishPolicy
 from holon.github.publish_preview import preview_handlers
 from holon.github.retry import Wait
+from holon.serve.context import EventContext
 from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
@@ -55,6 +57,9 @@ from holon.skills.catalog import SkillCatalog, default_catalog, host_skills
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
 from holon.validation import describe_validation_error
+
+if TYPE_CHECKING:
+    import github
 
 
 @dataclass
@@ -147,8 +152,12 @@ class Serve:
         hooks: PassHooks | None = None,
         hosted: Mapping[str, Handler] | None = None,
         policy: Policy | None = None,
+        context_client: github.Github | None = None,
     ) -> None:
         self.options = options
+        # The edge's client, read through for each agent run's context (None: the payload's).
+        self.context_client = context_client
+        self._current: EventEnvelope | None = None  # the event of the pass under way
         # Loaded once by a caller that also builds the GitHub edge from its settings, so the
         # edge and the passes follow the same file (read twice, it could change between).
         self._policy = policy
@@ -224,6 +233,7 @@ class Serve:
                 image=options.image,
                 describe=self._describe,
                 host=host_skills(self._catalog),
+                context=EventContext(self.event_by_id, self.context_client),
             )
         executor = build_executor(
             dry_run=options.dry_run,
@@ -269,6 +279,14 @@ class Serve:
             self._account(*self.controller.resume(by="serve start"))
         self.checkpoint()
         return self.controller
+
+    def event_by_id(self, event_id: str) -> EventEnvelope | None:
+        """The envelope of `event_id`: the pass's own, else the journaled one."""
+        if self._current is not None and self._current.id == event_id:
+            return self._current
+        if self.controller is None:
+            return None
+        return deciding_events(self.controller.journals.events, [event_id]).get(event_id)
 
     def _describe(self, skill: str) -> str:
         found = self._catalog.get(skill)
@@ -363,6 +381,7 @@ class Serve:
         assert self.controller is not None
         self.events += 1
         self._remember_title(env)
+        self._current = env
         try:
             self._before_pass()
             self._account(self.controller.handle(env))
@@ -376,6 +395,8 @@ class Serve:
                 {"id": f"failed:{env.id}", "at": self.clock().isoformat(), "error": error}
             )
             self.report(f"holon serve: {error}")
+        finally:
+            self._current = None
         self._since_checkpoint += 1
         self._checkpoint_if_due()
         self.handle_follow_ups()
