@@ -120,7 +120,9 @@ def setup(tmp_path: Path) -> Setup:
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "OPENAI_API_KEY": OPENAI_KEY,
     }
-    return Setup(tmp_path, bin_dir, workspace, output, tmp_path / "argv.json", tmp_path / "pids", env)
+    return Setup(
+        tmp_path, bin_dir, workspace, output, tmp_path / "argv.json", tmp_path / "pids", env
+    )
 
 
 def alive(pid: int) -> bool:

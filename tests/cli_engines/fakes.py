@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-_COMMON = r'''
+_COMMON = r"""
 import json, os, shlex, subprocess, sys, time
 
 prompt = sys.stdin.read()
@@ -58,11 +58,11 @@ def hang():
         with open(os.environ["FAKE_PIDS"], "w") as handle:
             handle.write(str(child.pid))
     time.sleep(1000)
-'''
+"""
 
 CLAUDE = (
     _COMMON
-    + r'''
+    + r"""
 SESSION = "8f6bd1a4-3c3e-4f52-9a0e-0c1f4b1d2e3a"
 MODEL = "claude-sonnet-4-5-20250929"
 VERIFY = "test -s fixed.txt && echo '2 passed'"
@@ -160,12 +160,12 @@ elif scenario == "unrecorded_citation":
 elif scenario != "no_finish":
     write_finish("success", "Fixed the parser; the tests pass.", [VERIFY])
 result()
-'''
+"""
 )
 
 CODEX = (
     _COMMON
-    + r'''
+    + r"""
 VERIFY = "test -s fixed.txt && echo '2 passed'"
 counter = iter(range(100))
 
@@ -216,7 +216,7 @@ if scenario not in ("no_finish", "failing_command"):
     write_finish("success", "Fixed the parser; the tests pass.", [VERIFY])
 emit({"type": "turn.completed",
       "usage": {"input_tokens": 1200, "cached_input_tokens": 200, "output_tokens": 345}})
-'''
+"""
 )
 
 

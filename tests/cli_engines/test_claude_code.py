@@ -89,7 +89,12 @@ def test_the_argv_is_headless_and_the_environment_holds_only_claudes_credential(
     for other in ("OPENAI_API_KEY", "CODEX_API_KEY"):
         assert other not in env
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/anthropic"
-    for name in ("DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "CI", "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"):
+    for name in (
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_TELEMETRY",
+        "CI",
+        "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",
+    ):
         assert env[name] == "1"
     assert env["FAKE_SCENARIO"] == "success"  # the commands' environment is the base
     assert ("IS_SANDBOX" in env) == (os.geteuid() == 0)
@@ -136,9 +141,7 @@ def test_max_turns_is_max_steps(setup: Setup) -> None:
 def test_an_exit_without_a_result_names_the_stderr_line(setup: Setup) -> None:
     result, recorder = run(setup, "stderr_exit")
     assert result.stop == "error"
-    assert result.error == (
-        "claude exited with code 2: Error: Invalid API key · Please run /login"
-    )
+    assert result.error == ("claude exited with code 2: Error: Invalid API key · Please run /login")
     assert any(e.get("kind") == "stderr" for e in recorder.entries)
 
 
