@@ -18,6 +18,7 @@ from holon.agent.engine import EngineResult, EngineTask, Recorder, Stop
 from holon.agent.engines import cli_finish
 from holon.agent.engines.cli_evidence import CliRecorder, one_line
 from holon.agent.engines.cli_process import CliCall, CliExit, StopCli, run_cli
+from holon.secrets import mask_secret_looking
 
 # Every credential a CLI engine knows: none reaches a CLI but its own.
 ENGINE_CREDENTIALS = (
@@ -75,7 +76,7 @@ def drive(
     def result(stop: Stop, error: str | None = None, **extra: Any) -> EngineResult:
         return EngineResult(
             stop=stop,
-            error=error,
+            error=None if error is None else evidence.redact(error),
             usage=evidence.usage,
             turns=parser.turns(),
             model=parser.model,
@@ -106,7 +107,9 @@ def drive(
         parser.end(exit)
     if exit.stderr_tail.strip():
         recorder.transcript(
-            evidence.scrub({"engine": engine, "kind": "stderr", "tail": exit.stderr_tail})
+            evidence.scrub(
+                {"engine": engine, "kind": "stderr", "tail": mask_secret_looking(exit.stderr_tail)}
+            )
         )
     budget = task.budgets.max_tokens
     if exit.timed_out:

@@ -1,10 +1,11 @@
 """The `codex` engine: OpenAI's Codex CLI driven headlessly, its `exec --json` events as evidence.
 
 It runs `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox
--C <workspace> -` with the prompt on standard input (`-`). Codex's own sandbox and approvals are
-bypassed: it never asks, and Holon's sandbox is the boundary (Codex's Landlock/seccomp sandbox
-often cannot start inside a container). Codex has no flag for a system prompt or a turn limit:
-the system prompt leads the prompt, and the deadline and token budget are enforced here.
+--config ... -C <workspace> -` with the prompt on standard input (`-`). Codex's own sandbox and
+approvals are bypassed: it never asks, and Holon's sandbox is the boundary (Codex's
+Landlock/seccomp sandbox often cannot start inside a container). Codex has no flag for a system
+prompt or a turn limit: the system prompt leads the prompt, and the deadline and token budget
+are enforced here.
 
 The stream (one JSON object per line): `thread.started`, `turn.started`, `item.started` /
 `item.updated` / `item.completed` (items: agent_message, reasoning, command_execution {command,
@@ -37,6 +38,15 @@ EXECUTABLE = "codex"
 CREDENTIALS = ("CODEX_API_KEY", "OPENAI_API_KEY")
 PASSED_THROUGH = ("OPENAI_BASE_URL",)  # configuration, not a credential: local servers need it
 SETTINGS = {"CI": "1", "NO_COLOR": "1"}
+# Configuration overrides: no update check, and the variables named like credentials (`*KEY*`,
+# `*SECRET*`, `*TOKEN*`, its own key included) left out of the commands it runs, which Codex
+# no longer does by default.
+CONFIG = (
+    "--config",
+    "check_for_update_on_startup=false",
+    "--config",
+    "shell_environment_policy.ignore_default_excludes=false",
+)
 
 
 def _count(value: Any) -> int:
@@ -184,6 +194,7 @@ class CodexEngine:
             "--json",
             "--skip-git-repo-check",
             "--dangerously-bypass-approvals-and-sandbox",
+            *CONFIG,
             "-C",
             str(task.workspace),
         ]
