@@ -1,8 +1,9 @@
 """Write replay.ndjson from GitHub's example payloads and the field edits in edits.yaml.
 
-Run from the repository root: `python examples/serve/build.py [DIR]` (DIR: an example directory
-holding edits.yaml, by default this one; `examples/solve` is the other). The payloads are GitHub's own
-examples (tests/fixtures/octokit-webhooks/examples.json, MIT, Octokit contributors).
+Run from the repository root: `python examples/serve/build.py [DIR]` (DIR: an example
+directory holding edits.yaml, by default this one; `examples/solve` is the other). The
+payloads are GitHub's own examples (tests/fixtures/octokit-webhooks/examples.json, MIT,
+Octokit contributors).
 """
 
 from __future__ import annotations

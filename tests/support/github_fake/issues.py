@@ -151,3 +151,19 @@ def _reviewers(req: Request) -> Reply:
         if login not in issue.pull.requested_reviewers:
             issue.pull.requested_reviewers.append(str(login))
     return 201, req.render.pull(req.repo, issue)
+
+
+@handles("pulls/list-commits")
+def _pull_commits(req: Request) -> Reply:
+    # The pull request's head commit alone: the fake keeps no per-PR commit range.
+    issue = _issue(req, pull=True)
+    assert issue.pull is not None
+    body = req.render.template("pulls/list-commits", req.repo)
+    return 200, [{**body, "sha": issue.pull.head_sha}]
+
+
+@handles("pulls/list-files")
+def _pull_files(req: Request) -> Reply:
+    # The fake does not diff trees: a pull request lists no changed files here.
+    _issue(req, pull=True)
+    return 200, []
