@@ -162,7 +162,8 @@ def edit(sandbox: Sandbox, raw: str, old: str, new: str) -> str:
         fd = _open_regular(target)
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(EDIT_LIMIT + 1)
-            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+            before = os.fstat(handle.fileno())
+            mode = stat.S_IMODE(before.st_mode)
         if len(data) > EDIT_LIMIT:
             raise ToolFailed(
                 f"{target.shown} is larger than {EDIT_LIMIT} bytes; edit it with the shell"
@@ -187,9 +188,25 @@ def edit(sandbox: Sandbox, raw: str, old: str, new: str) -> str:
         if len(encoded) > EDIT_LIMIT:
             raise ToolFailed(f"the edited file would be larger than {EDIT_LIMIT} bytes")
         place_at(target.parent_fd, target.name, [encoded], mode)
+        _newer_than(target, before)
         first = text.count("\n", 0, at) + 1
         last = first + new.count("\n")
         return f"edited {target.shown}: replaced 1 occurrence (now lines {first}-{last})"
+
+
+def _newer_than(target: Target, before: os.stat_result) -> None:
+    """Give the edited file a modification time in a later second than the old one's: caches
+    keyed on whole-second mtime and size (Python's .pyc files, make) would otherwise keep using
+    what they built from the old text when a same-size edit lands within the same second."""
+    after = lstat_at(target.parent_fd, target.name)
+    if after is not None and int(after.st_mtime) <= int(before.st_mtime):
+        later = (int(before.st_mtime) + 1) * 1_000_000_000
+        os.utime(
+            target.name,
+            ns=(after.st_atime_ns, later),
+            dir_fd=target.parent_fd,
+            follow_symlinks=False,
+        )
 
 
 def _create(sandbox: Sandbox, raw: str, content: str) -> str:

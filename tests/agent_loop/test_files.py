@@ -239,3 +239,13 @@ def test_finish_is_checked_against_the_recorded_commands(box: Toolbox) -> None:
     # A failure may cite what failed: it is the honest account.
     failed = box.execute(call("finish", {"status": "failure", "summary": "x", "verification": [1]}))
     assert failed.finish is not None
+
+
+def test_an_edit_moves_the_mtime_to_a_later_second(box: Toolbox, ws: Path) -> None:
+    """A same-size edit within the second would leave Python's .pyc (keyed on whole-second
+    mtime and size) looking current, and the old code would run."""
+    target = ws / "calc.py"
+    target.write_text("def add(a, b):\n    return a - b\n")
+    before = target.stat().st_mtime
+    assert not _edit(box, "calc.py", "a - b", "a + b").is_error
+    assert int(target.stat().st_mtime) > int(before)

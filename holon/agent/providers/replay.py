@@ -57,12 +57,14 @@ class ReplayProvider:
                 break
             self._line += 1
             if len(raw) > MAX_LINE:
+                self.close()
                 raise ProviderError(f"{self._where()} is longer than {MAX_LINE} bytes")
             if not raw.strip():
                 continue
             try:
                 turn = ModelTurn.model_validate_json(raw)
             except ValidationError as exc:
+                self.close()  # a session that went wrong is not read on
                 raise ProviderError(describe_validation_error(self._where(), exc)) from None
             self._turns += 1
             if turn.model:
