@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from holon.agent.conversation import ToolCall, ToolSpec
 from holon.agent.engine import EngineTask, Finish, Recorder
-from holon.agent.files import ToolFailed, edit, view
+from holon.agent.file_tools import ToolFailed, edit, view
 from holon.agent.paths import PathRefused, Sandbox
 from holon.agent.shell import find_shell, run_command
 from holon.validation import describe_validation_error

@@ -37,8 +37,4 @@ class ReplayEngine:
         lacking = self.missing()
         if lacking is not None or self.session is None:
             return EngineResult(stop="error", error=lacking)
-        provider = ReplayProvider(self.session)
-        try:
-            return BuiltinEngine(provider, name=self.name).run(task, recorder)
-        finally:
-            provider.close()
+        return BuiltinEngine(ReplayProvider(self.session), name=self.name).run(task, recorder)
