@@ -127,7 +127,8 @@ def _list(target: Target, cap: int) -> str:
                 rows.append(f"{name}  ({kind_of(st)})")
     finally:
         os.close(fd)
-    header = f"{target.shown}/ ({len(names)}{'+' if more else ''} entries)"
+    count = f"{len(names)}{'+' if more else ''} {'entry' if len(names) == 1 else 'entries'}"
+    header = f"{target.shown}/ ({count})"
     text = "\n".join([header, *rows])
     if len(text) > cap:
         text = text[:cap] + "\n[... listing cut ...]"

@@ -70,7 +70,7 @@ def test_view_lists_a_directory_and_names_binary_files(box: Toolbox, ws: Path) -
     assert "blob.bin  (30 bytes)" in listing
     assert "dangling@" in listing
     assert "pipe  (a special file)" in listing
-    assert "src/ (1 entries)" in _view(box, "src").text
+    assert "src/ (1 entry)" in _view(box, "src").text
     assert _view(box, "blob.bin").text == "blob.bin is a binary file (30 bytes); not shown"
     fifo = _view(box, "pipe")  # refused without waiting for a writer
     assert fifo.is_error
@@ -249,3 +249,26 @@ def test_an_edit_moves_the_mtime_to_a_later_second(box: Toolbox, ws: Path) -> No
     before = target.stat().st_mtime
     assert not _edit(box, "calc.py", "a - b", "a + b").is_error
     assert int(target.stat().st_mtime) > int(before)
+
+
+def test_the_offered_schemas_match_what_the_tools_accept() -> None:
+    from pydantic import BaseModel
+
+    from holon.agent.engine import Finish, Question
+    from holon.agent.tools import SPECS, EditArgs, ShellArgs, ViewArgs
+
+    models: dict[str, type[BaseModel]] = {
+        "shell": ShellArgs,
+        "view": ViewArgs,
+        "edit": EditArgs,
+        "finish": Finish,
+    }
+    for spec in SPECS:
+        model = models[spec.name]
+        schema = spec.parameters
+        assert set(schema["properties"]) == set(model.model_fields), spec.name
+        required = {n for n, f in model.model_fields.items() if f.is_required()}
+        assert set(schema["required"]) == required, spec.name
+        assert schema["additionalProperties"] is False
+    question = next(s for s in SPECS if s.name == "finish").parameters["properties"]["question"]
+    assert set(question["properties"]) == set(Question.model_fields)
