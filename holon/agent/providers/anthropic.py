@@ -167,7 +167,8 @@ class AnthropicProvider:
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
-        self._http = http or JsonHttp(self.name, secrets=[api_key])
+        self._http = http or JsonHttp(self.name)
+        self._http.protect(api_key)
 
     @classmethod
     def from_env(
@@ -179,7 +180,7 @@ class AnthropicProvider:
             api_key=key,
             model=settings.model_name(env, model, DEFAULT_MODEL),
             base_url=settings.base_url(env, BASE_URL_VARIABLE, DEFAULT_BASE_URL),
-            http=http or JsonHttp(cls.name, secrets=[key]),
+            http=http,
         )
 
     def __repr__(self) -> str:

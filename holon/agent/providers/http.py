@@ -155,6 +155,10 @@ class JsonHttp:
     def __repr__(self) -> str:
         return f"JsonHttp({self.provider!r})"
 
+    def protect(self, secret: str) -> None:
+        """Keep `secret` out of every error line and log record from now on."""
+        self._redact.add(secret)
+
     def clean(self, text: str) -> str:
         """`text` as one bounded line without the secrets or anything secret-looking."""
         return one_line(mask_secret_looking(self._redact(text)))

@@ -201,7 +201,9 @@ class OpenAIProvider:
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
-        self._http = http or JsonHttp(self.name, secrets=[api_key] if api_key else [])
+        self._http = http or JsonHttp(self.name)
+        if api_key:
+            self._http.protect(api_key)
 
     @classmethod
     def from_env(
@@ -215,7 +217,7 @@ class OpenAIProvider:
             api_key=key,
             model=settings.model_name(env, model, DEFAULT_MODEL),
             base_url=base,
-            http=http or JsonHttp(cls.name, secrets=[key] if key else []),
+            http=http,
         )
 
     def __repr__(self) -> str:
