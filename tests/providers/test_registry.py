@@ -57,6 +57,14 @@ def test_an_unknown_name_lists_the_known_ones() -> None:
         assert str(caught.value) == "unknown model provider 'gemini' (known: anthropic, openai)"
 
 
+def test_an_unknown_name_is_shown_bounded_and_never_as_a_secret() -> None:
+    with pytest.raises(ProviderError) as caught:
+        make_provider(ANTHROPIC_KEY, BOTH)
+    assert ANTHROPIC_KEY.lower() not in str(caught.value)
+    with pytest.raises(ProviderError, match=r"'x{40}…'"):
+        make_provider("x" * 100, BOTH)
+
+
 def test_missing_names_what_is_missing_without_a_request() -> None:
     # No request is sent: the test's network guard would fail any connection, and
     # `responses` is not active.

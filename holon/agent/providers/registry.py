@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from holon.agent.providers import anthropic, openai
 from holon.agent.providers.base import MissingCredentials, Provider, ProviderError
+from holon.secrets import mask_secret_looking
 
 PROVIDER_VARIABLE = "HOLON_PROVIDER"
 NO_CREDENTIALS = (
@@ -40,7 +41,7 @@ def provider_name(name: str | None, env: Mapping[str, str]) -> str:
             return "openai"
         raise MissingCredentials(NO_CREDENTIALS)
     if chosen not in _FACTORIES:
-        shown = chosen if chosen.isprintable() and len(chosen) <= 40 else chosen[:40] + "…"
+        shown = mask_secret_looking(chosen if len(chosen) <= 40 else chosen[:40] + "…")
         raise ProviderError(f"unknown model provider {shown!r} (known: {', '.join(KNOWN)})")
     return chosen
 
