@@ -30,7 +30,7 @@ from holon.agent.engines.registry import (
     model_name,
 )
 from holon.agent.hygiene import make_non_dumpable, split_environment
-from holon.agent.outcome import Limits, Verdict, judge, manifest_for, one_line
+from holon.agent.outcome import Limits, Verdict, human_duration, judge, manifest_for, one_line
 from holon.agent.outputs import SUMMARY_FILE, Outputs
 from holon.agent.prompt import compile_prompt
 from holon.agent.providers.base import MissingCredentials
@@ -53,7 +53,6 @@ from holon.contract.layout import (
 )
 from holon.contract.manifest import Manifest
 from holon.contract.spec import Spec, load_spec
-from holon.duration import format_duration
 from holon.errorlog import format_traceback
 from holon.errors import InvalidInput
 from holon.secrets import mask_secret_looking
@@ -368,7 +367,7 @@ def _signals(run: _Run) -> Iterator[None]:
 def _stopped_reason(run: _Run, exc: Stopped) -> str:
     if str(exc) == "deadline":
         timeout = run.limits.timeout or RUNNER_DEFAULT_TIMEOUT
-        return f"timeout after {format_duration(timeout)}: the engine overran its deadline"
+        return f"timeout after {human_duration(timeout)}: the engine overran its deadline"
     return "terminated (SIGTERM) before the run finished"
 
 

@@ -42,6 +42,15 @@ def one_line(text: str, limit: int = MAX_ERROR) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def human_duration(seconds: float) -> str:
+    """`5m`, `1h30m`, `90s` is `1m30s`: how a spec writes a timeout (fractions as `12.5s`)."""
+    if seconds < 60 or seconds != int(seconds):
+        return format_duration(seconds)
+    whole = int(seconds)
+    parts = [(whole // 3600, "h"), (whole % 3600 // 60, "m"), (whole % 60, "s")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n)
+
+
 def _stopped(result: EngineResult, limits: Limits) -> str:
     detail = f": {result.error}" if result.error else ""
     if result.stop == "no_finish":
@@ -49,7 +58,7 @@ def _stopped(result: EngineResult, limits: Limits) -> str:
     if result.stop == "max_steps":
         return f"max_steps {limits.max_steps} reached without finish"
     if result.stop == "timeout":
-        after = format_duration(limits.timeout) if limits.timeout else "the deadline"
+        after = human_duration(limits.timeout) if limits.timeout else "the deadline"
         return f"timeout after {after} without finish"
     if result.stop == "token_budget":
         return "token budget spent without finish"

@@ -132,9 +132,12 @@ class EvidenceRecorder:
         output: str,
         timed_out: bool = False,
     ) -> CommandRecord:
-        shown, _ = head(self._mask(scrub(command)), MAX_COMMAND)
-        # Masked before it is cut: a cut could leave half a secret no pattern recognizes.
-        kept, truncated = tail(self._mask(scrub(output)), MAX_OUTPUT_TAIL)
+        shown, _ = self._head(command, MAX_COMMAND)
+        # Masked in a wider window before the final cut: a cut could leave half a secret no
+        # pattern recognizes, and it falls outside what is kept.
+        window = output[-(4 * MAX_OUTPUT_TAIL) :]
+        kept, cut = tail(self._mask(scrub(window)), MAX_OUTPUT_TAIL)
+        truncated = cut or len(output) > len(window)
         record = CommandRecord(
             id=len(self._index) + 1,
             command=shown,
@@ -195,7 +198,7 @@ class EvidenceRecorder:
 
     def _clean(self, value: Any, depth: int) -> Any:
         if isinstance(value, str):
-            return head(self._mask(scrub(value)), MAX_STRING)[0]
+            return self._head(value, MAX_STRING)[0]
         if value is None or isinstance(value, bool | int | float):
             return value
         if depth >= MAX_DEPTH:
@@ -209,6 +212,14 @@ class EvidenceRecorder:
         if hasattr(value, "model_dump"):  # a pydantic model: its JSON form
             return self._clean(value.model_dump(mode="json"), depth + 1)
         return self._clean(repr(value), depth + 1)
+
+    def _head(self, text: str, limit: int) -> tuple[str, bool]:
+        """The masked head of `text` (masked in a wider window, then cut)."""
+        masked = self._mask(scrub(text[: 4 * limit]))
+        shown, cut = head(masked, limit)
+        if not cut and len(text) > 4 * limit:
+            return masked + f"\n[... {len(text) - 4 * limit} more characters cut]", True
+        return shown, cut
 
     @staticmethod
     def _append(handle: IO[str], line: str) -> None:
