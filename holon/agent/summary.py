@@ -10,14 +10,14 @@ from holon.agent.engine import EngineResult
 from holon.agent.outcome import Verdict
 from holon.agent.recorder import EvidenceRecorder
 from holon.duration import format_duration
-from holon.markdown import prose
+from holon.markdown import Trusted, prose
 from holon.templating import render
 
 
 @dataclass(frozen=True)
 class Cited:
     id: int
-    state: str
+    state: Trusted
 
 
 def _cited(result: EngineResult | None, recorder: EvidenceRecorder | None) -> list[Cited]:
@@ -34,7 +34,7 @@ def _cited(result: EngineResult | None, recorder: EvidenceRecorder | None) -> li
             state = "passed (exit 0)"
         else:
             state = f"failed (exit {codes[command_id]})"
-        cited.append(Cited(command_id, state))
+        cited.append(Cited(command_id, Trusted(state)))
     return cited
 
 
@@ -63,7 +63,7 @@ def render_summary(
         input_tokens=usage.input_tokens if usage is not None else 0,
         output_tokens=usage.output_tokens if usage is not None else 0,
         requests=recorder.requests if recorder is not None else 0,
-        duration=format_duration(duration) if duration else None,
+        duration=Trusted(format_duration(duration)) if duration else None,
         summary=prose(summary) if summary else "",
         commands=commands,
         more_commands=count - len(commands),
