@@ -430,3 +430,17 @@ def test_the_agent_leaves_signal_handlers_as_it_found_them(tmp_path: Path, use_e
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGALRM)) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert os.environ.get("HOLON_INPUT_DIR") is None
+
+
+def test_a_misconfigured_provider_is_named(tmp_path: Path, monkeypatch: Any) -> None:
+    from holon.agent.providers.base import ProviderError
+
+    def factory(env: Mapping[str, str], model: str | None) -> ScriptedEngine:
+        raise ProviderError("unknown model provider 'mystery' (known: anthropic, openai)")
+
+    monkeypatch.setitem(registry.FACTORIES, "fake", factory)
+    layout = _layout(tmp_path)
+    assert _run(layout) == 1
+    assert _manifest(layout)["error"] == (
+        "engine fake: unknown model provider 'mystery' (known: anthropic, openai)"
+    )

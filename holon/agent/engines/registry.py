@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from holon.agent.engine import Engine
-from holon.agent.providers.base import MissingCredentials
+from holon.agent.providers.base import MissingCredentials, ProviderError
 
 ENV_ENGINE = "HOLON_ENGINE"
 ENV_MODEL = "HOLON_MODEL"
@@ -36,19 +35,19 @@ def _attr(module: str, name: str) -> Any:
 
 
 def _builtin(env: Mapping[str, str], model: str | None) -> Engine:
-    provider = _attr("holon.agent.providers.registry", "provider_from_env")(env, model)
+    # The provider by HOLON_PROVIDER, else by which key is set (providers/registry.py).
+    provider = _attr("holon.agent.providers.registry", "make_provider")(None, env, model)
     engine: Engine = _attr("holon.agent.engines.builtin", "BuiltinEngine")(provider)
     return engine
 
 
 def _replay(env: Mapping[str, str], model: str | None) -> Engine:
-    session = env.get(ENV_REPLAY_SESSION)
-    if not session:
+    # Checked here too, so the reason is the same whether or not the engine is installed.
+    if not env.get(ENV_REPLAY_SESSION, "").strip():
         raise MissingCredentials(
             f"{ENV_REPLAY_SESSION} is not set: the replay engine needs a recorded session"
         )
-    provider = _attr("holon.agent.providers.replay", "ReplayProvider")(Path(session))
-    engine: Engine = _attr("holon.agent.engines.builtin", "BuiltinEngine")(provider)
+    engine: Engine = _attr("holon.agent.engines.replay", "ReplayEngine").from_env(env, model)
     return engine
 
 
@@ -89,6 +88,10 @@ def create_engine(name: str, env: Mapping[str, str], model: str | None) -> Engin
         raise EngineUnavailable(f"unknown engine {name!r} (known: {known})")
     try:
         return factory(env, model)
+    except MissingCredentials:
+        raise
+    except ProviderError as exc:  # a provider's configuration, e.g. an unknown HOLON_PROVIDER
+        raise EngineUnavailable(f"engine {name}: {exc}") from None
     except ImportError as exc:
         what = exc.name or str(exc)
         raise EngineUnavailable(
