@@ -36,7 +36,9 @@ _SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 _PREFIXED_WORD = re.compile(
     r"(?<![A-Za-z0-9_-])(" + "|".join(re.escape(p) for p in SECRET_PREFIXES) + r")[A-Za-z0-9_-]{6,}"
 )
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+# A match starts only where a scheme's run of characters does: tried at every position of a long
+# run of letters (an agent's output), the scheme part would be quadratic.
+_URL_PASSWORD = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
 _AFTER_SCHEME_WORD = re.compile(r"(?i)\b(token|bearer)\s+([A-Za-z0-9._~+/=-]{12,})")
 
 

@@ -34,6 +34,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("holon.cli.run_cmd", "run one agent under the Agent Contract"),
     "probe": ("holon.cli.probe_cmd", "check that an agent is ready (runs it with --probe)"),
+    "agent": ("holon.cli.agent_cmd", "be the agent: read the inputs, run an engine, write outputs"),
     "closure": ("holon.cli.closure_cmd", "derive a closure from runtime evidence"),
     "lifecycle": ("holon.cli.lifecycle_cmd", "normalize a lifecycle outcome"),
     "handoff": ("holon.cli.handoff_cmd", "render the structured handoff of a closure"),
