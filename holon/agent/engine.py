@@ -38,6 +38,8 @@ class EngineTask:
     budgets: Budgets
     # The environment commands run with: never the engine's credentials.
     command_env: Mapping[str, str] = field(default_factory=dict)
+    # Holon's input directory (spec, context): readable by the tools, never writable.
+    input: Path | None = None
 
 
 class CommandRecord(BaseModel):

@@ -157,7 +157,7 @@ def edit(sandbox: Sandbox, raw: str, old: str, new: str) -> str:
         return _create(sandbox, raw, new)
     if old == new:
         raise ToolFailed("old and new are the same; nothing to change")
-    with sandbox.resolve(raw) as target:
+    with sandbox.resolve(raw, writing=True) as target:
         if target.st is None:
             raise ToolFailed(f"{raw}: no such file (an empty old creates one)")
         fd = _open_regular(target)
@@ -214,7 +214,7 @@ def _create(sandbox: Sandbox, raw: str, content: str) -> str:
     encoded = content.encode("utf-8")
     if len(encoded) > EDIT_LIMIT:
         raise ToolFailed(f"new is larger than {EDIT_LIMIT} bytes; write it with the shell")
-    with sandbox.resolve(raw, follow_last=False, make_parents=True) as target:
+    with sandbox.resolve(raw, follow_last=False, make_parents=True, writing=True) as target:
         if target.st is not None:
             raise ToolFailed(
                 f"{target.shown} already exists ({kind_of(target.st)}); give old to edit it"

@@ -303,6 +303,7 @@ class _Run:
             output=self.paths.output,
             budgets=budgets,
             command_env=self.command_env,
+            input=self.paths.input,
         )
         self.recorder.transcript(
             {"kind": "start", "engine": self.engine_name, "skills": [s.name for s in self.skills]}

@@ -1,4 +1,5 @@
-"""Where the built-in tools may read and write: the workspace and the output directory, no more.
+"""Where the built-in tools may read and write: the workspace and the output directory, and read
+Holon's input (the spec, the context), no more.
 
 A path the model names is workspace-relative, or absolute under the workspace or the output
 directory; `..` is resolved lexically and may not climb out of its root. The path is then walked
@@ -8,6 +9,8 @@ the roots is followed and one pointing anywhere else (/etc/passwd, /proc) is ref
 ever opened through a path the model or its commands could have linked elsewhere.
 
 The output's `manifest.json`, `summary.md` and `evidence/` belong to the agent and are refused.
+The input directory is read-only to the tools: the context is there to be read in full (the
+prompt shows each file's head), never to be changed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class PathRefused(Exception):
 
 @dataclass(frozen=True)
 class Root:
-    name: str  # "workspace" or "output"
+    name: str  # "workspace", "output" or "input" (read-only)
     path: str  # absolute, normalized, as given
     real: str  # the same with the root's own links resolved (Holon made it; it is trusted)
 
@@ -69,8 +72,10 @@ class Target:
 class Sandbox:
     """Resolves the model's paths under the workspace and the output directory."""
 
-    def __init__(self, workspace: Path, output: Path) -> None:
+    def __init__(self, workspace: Path, output: Path, input_dir: Path | None = None) -> None:
         roots = [_root("workspace", workspace), _root("output", output)]
+        if input_dir is not None:
+            roots.append(_root("input", input_dir))
         # The most specific root first, so an output directory inside the workspace is still
         # recognized as the output (and its own files refused).
         self._roots = sorted(roots, key=lambda r: len(r.path), reverse=True)
@@ -99,12 +104,22 @@ class Sandbox:
                     return root, parts
         raise PathRefused(f"path outside the workspace: {raw}")
 
-    def resolve(self, raw: str, *, follow_last: bool = True, make_parents: bool = False) -> Target:
+    def resolve(
+        self,
+        raw: str,
+        *,
+        follow_last: bool = True,
+        make_parents: bool = False,
+        writing: bool = False,
+    ) -> Target:
         """Walk to `raw`'s parent without following links out of the roots; the caller closes
         the returned Target. With `make_parents`, missing directories on the way are created.
-        With `follow_last`, a link as the last component is followed like the others."""
+        With `follow_last`, a link as the last component is followed like the others. With
+        `writing`, a path that is (or leads through a link into) the input is refused."""
         root, parts = self.locate(raw)
         for _ in range(_MAX_LINKS):
+            if writing and root.name == "input":
+                raise PathRefused(f"{raw} is Holon's input: read-only (write in the workspace)")
             if not parts:
                 fd = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                 return Target(fd, ".", os.fstat(fd), root, ())

@@ -174,7 +174,7 @@ class Toolbox:
         self._task = task
         self._recorder = recorder
         self._clock = clock
-        self._sandbox = Sandbox(task.workspace, task.output)
+        self._sandbox = Sandbox(task.workspace, task.output, task.input)
         self._shell = find_shell(task.command_env)
         # id -> passed, for checking what finish cites (ints only: memory stays flat).
         self._passed: dict[int, bool] = {}

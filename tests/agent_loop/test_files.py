@@ -272,3 +272,28 @@ def test_the_offered_schemas_match_what_the_tools_accept() -> None:
         assert schema["additionalProperties"] is False
     question = next(s for s in SPECS if s.name == "finish").parameters["properties"]["question"]
     assert set(question["properties"]) == set(Question.model_fields)
+
+
+def test_the_input_is_readable_and_never_writable(tmp_path: Path) -> None:
+    import dataclasses
+
+    context = tmp_path / "input" / "context"
+    context.mkdir(parents=True)
+    (context / "issue.md").write_text("line one\nthe whole issue\n")
+    task = dataclasses.replace(make_task(tmp_path), input=tmp_path / "input")
+    box = Toolbox(task, FakeRecorder())
+    (tmp_path / "workspace" / "ctx").symlink_to(context)
+    seen = _view(box, str(context / "issue.md"))
+    assert not seen.is_error
+    assert "the whole issue" in seen.text
+    assert "the whole issue" in _view(box, "ctx/issue.md").text  # a link into the input, read
+    for path in (str(context / "issue.md"), "ctx/issue.md"):
+        changed = _edit(box, path, "line one", "line 1")
+        assert changed.is_error
+        assert "read-only" in changed.text
+    created = _edit(box, str(context / "new.md"), "", "x")
+    assert created.is_error
+    assert not (context / "new.md").exists()
+    assert (context / "issue.md").read_text() == "line one\nthe whole issue\n"
+    # Without an input root, the input is outside like anything else.
+    assert _view(Toolbox(make_task(tmp_path), FakeRecorder()), str(context / "issue.md")).is_error
