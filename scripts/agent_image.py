@@ -42,6 +42,8 @@ DEFAULT_CACHE = REPO / ".cache" / "agent-image"
 DEFAULT_REPOSITORY = "holon-agent-local"
 BASE_REPOSITORY = "holon-agent-base"
 INPUTS_LABEL = "org.holon.agent-image.inputs"
+# Images of earlier inputs kept beside the newest (other checkouts on the machine may use them).
+KEEP_IMAGES = 3
 
 SUITE = "bookworm"
 PACKAGES = ("python3", "python3-venv", "git", "ca-certificates", "bash")
@@ -359,7 +361,8 @@ def _context(cache: Path, wheel: Path, deps: Path, repo: Path) -> Path:
     return context
 
 
-def _docker_build(client: Any, context: Path, tag: str, base: str, key: str) -> None:
+def _docker_build(client: Any, context: Path, tag: str, base: str, key: str) -> list[str]:
+    """Build the image; return the ids of the stages before the last, which nothing tags."""
     stream = client.api.build(
         path=str(context),
         tag=tag,
@@ -371,12 +374,39 @@ def _docker_build(client: Any, context: Path, tag: str, base: str, key: str) -> 
         forcerm=True,
         decode=True,
     )
+    stages: list[str] = []
+    latest = None
     for entry in stream:
         if "error" in entry:
             raise ImageUnavailable(f"docker build failed: {_tail(str(entry['error']))}")
         text = " ".join(str(entry.get("stream", "")).split())
+        if text.startswith("---> ") and " " not in text[5:]:
+            latest = text[5:]  # the image after each step
         if text.startswith("Step "):
+            if " : FROM " in text and latest is not None:
+                stages.append(latest)
             say(text if len(text) <= 100 else f"{text[:97]}...")
+    return stages
+
+
+def _remove(client: Any, image: str) -> None:
+    from docker.errors import DockerException
+
+    with contextlib.suppress(DockerException):
+        client.images.remove(image, noprune=False)
+
+
+def _prune(client: Any, repository: str, keep: int) -> None:
+    """Only the newest images of a repository stay: each change of Holon's sources makes one."""
+    images = sorted(
+        client.images.list(name=repository),
+        key=lambda image: str(image.attrs.get("Created", "")),
+        reverse=True,
+    )
+    for image in images[keep:]:
+        for tag in image.tags:
+            if tag.startswith(f"{repository}:"):
+                _remove(client, tag)
 
 
 def build(client: Any, cache: Path = DEFAULT_CACHE, tag: str | None = None) -> str:
@@ -397,10 +427,16 @@ def build(client: Any, cache: Path = DEFAULT_CACHE, tag: str | None = None) -> s
         started = time.monotonic()
         context = _context(cache, wheel, deps, repo)
         try:
-            _docker_build(client, context, tag, base, key)
+            stages = _docker_build(client, context, tag, base, key)
         finally:
             shutil.rmtree(context, ignore_errors=True)
         say(f"built {tag} in {time.monotonic() - started:.0f}s")
+        # The stage that installed Holon is in the image as /opt/holon; its own layers (the
+        # wheels) would stay behind untagged.
+        for stage in stages:
+            _remove(client, stage)
+        _prune(client, DEFAULT_REPOSITORY, KEEP_IMAGES)
+        _prune(client, BASE_REPOSITORY, KEEP_IMAGES)
         return tag
 
 
