@@ -130,5 +130,6 @@ def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:
     return values
 
 
-def secrets_from_env(names: list[str]) -> dict[str, SecretStr]:
-    return {name: SecretStr(value) for name, value in zip(names, env_values(names), strict=True)}
+def secrets_from_env(names: list[str], flag: str = "--secret-env") -> dict[str, SecretStr]:
+    values = env_values(names, flag)
+    return {name: SecretStr(value) for name, value in zip(names, values, strict=True)}

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from holon.cli._common import agent_argv, duration_seconds, env_values
+from holon.cli._common import agent_argv, duration_seconds, env_values, secrets_from_env
 from holon.errors import InvalidInput, Unavailable
 
 # Crash-recovery tests name a write point here; serve then kills itself (SIGKILL) at it.
@@ -61,6 +61,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runtime", default="local", help="skill runs: local (default) or docker")
     parser.add_argument("--agent", metavar="CMD", help="agent command for skill runs")
     parser.add_argument("--image", help="agent image for skill runs (docker)")
+    parser.add_argument(
+        "--agent-env",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="a non-secret setting for every skill run's agent, e.g. HOLON_ENGINE=replay "
+        "(repeatable; in the run's spec)",
+    )
+    parser.add_argument(
+        "--agent-secret",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="forward environment variable NAME to every skill run's agent as a secret, e.g. "
+        "ANTHROPIC_API_KEY (repeatable; never recorded or printed)",
+    )
     parser.add_argument("--checkpoint-every", type=int, default=1000, metavar="N")
     parser.add_argument("--reason", default="", help="pause: why")
     parser.add_argument("--json", action="store_true", help="status: print JSON")
@@ -200,6 +216,8 @@ def main(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         agent=agent_argv(args.agent),
         image=args.image,
+        agent_env=agent_env(args.agent_env),
+        agent_secrets=secrets_from_env(args.agent_secret, "--agent-secret"),
         checkpoint_every=args.checkpoint_every,
         repo=args.repo,
         listening=listen is not None,
@@ -280,6 +298,27 @@ def main(args: argparse.Namespace) -> int:
     for line in describe_run(serve, code):
         print(line)
     return code
+
+
+def agent_env(pairs: list[str]) -> dict[str, str]:
+    """`--agent-env NAME=VALUE` pairs, held to the spec's rules for its env (a valid name, no
+    secret-looking value: secrets go through --agent-secret); one line naming the problem."""
+    from pydantic import ValidationError
+
+    from holon.contract.spec import Context
+
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise InvalidInput(f"--agent-env {name[:100]!r}: expected NAME=VALUE")
+        env[name] = value
+    try:
+        Context(env=env)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        raise InvalidInput(f"--agent-env: {first['msg'].removeprefix('Value error, ')}") from None
+    return env
 
 
 def _print_error(text: str) -> None:

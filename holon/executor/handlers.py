@@ -7,10 +7,12 @@ non-dry-run intent of those types fails honestly instead of pretending.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from pydantic import SecretStr
 
 from holon.executor.result import ActionResult
 from holon.intent import ActionIntent
@@ -101,6 +103,8 @@ class RunSkillHandler:
         describe: Callable[[str], str],
         host: frozenset[str] = frozenset(),
         context: ContextSource | None = None,
+        env: Mapping[str, str] | None = None,
+        secrets: Mapping[str, SecretStr] | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -112,6 +116,10 @@ class RunSkillHandler:
         # Host skills (publishing) run in Holon's own process with its token: never in an agent.
         self.host = host
         self.context = context
+        # What every agent run gets: non-secret settings (the spec's env: the engine, its
+        # model) and secrets (a model key) forwarded as the runner forwards them, redacted.
+        self.env = dict(env or {})
+        self.secrets = dict(secrets or {})
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -132,6 +140,7 @@ class RunSkillHandler:
                 "version": "v1",
                 "kind": "Holon",
                 "metadata": {"name": skill, "id": intent.id, "skills": [skill]},
+                "context": {"env": self.env},
                 "goal": {
                     "description": self.describe(skill),
                     "issue_id": inputs.get("issue") or inputs.get("pull_request"),
@@ -164,6 +173,7 @@ class RunSkillHandler:
                     agent=self.agent,
                     image=self.image,
                     context=context,
+                    secrets=self.secrets,
                     user_prompt=user or None,
                     run_id=f"{intent.id}-{attempt}",
                 )

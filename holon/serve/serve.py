@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from holon import jsonio
 from holon.closure.mapping import worst_exit
@@ -77,6 +77,9 @@ class ServeOptions:
     runtime: str = "local"
     agent: list[str] | None = None
     image: str | None = None
+    # Given to every skill run: non-secret settings in its spec's env, secrets forwarded.
+    agent_env: dict[str, str] = field(default_factory=dict)
+    agent_secrets: dict[str, SecretStr] = field(default_factory=dict)
     checkpoint_every: int = 1000
     checkpoint_seconds: float = 5.0
     fsync_journals: bool = False
@@ -234,6 +237,8 @@ class Serve:
                 describe=self._describe,
                 host=host_skills(self._catalog),
                 context=EventContext(self.event_by_id, self.context_client),
+                env=options.agent_env,
+                secrets=options.agent_secrets,
             )
         executor = build_executor(
             dry_run=options.dry_run,

@@ -291,3 +291,37 @@ def test_git_sees_only_the_workspace_change(tmp_path: Path) -> None:
         ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
     assert status.strip() == "M calc.py"
+
+
+def test_the_bundled_demo_session_fixes_the_demo_project(tmp_path: Path) -> None:
+    # The README's main job replays this session on examples/solve/project: it must still fix
+    # that project for real (the failing test first, the passing one cited).
+    project = Path(__file__).resolve().parents[2] / "examples" / "solve" / "project"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("calc.py", "test_calc.py", "README.md"):
+        (repo / name).write_text((project / name).read_text())
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    engine = ReplayEngine.from_env({ENV_SESSION: "example:solve-calc"})
+    assert engine.missing() is None
+    recorder = FakeRecorder()
+    result = engine.run(make_task(tmp_path, workspace=repo), recorder)
+    assert result.stop == "finished"
+    assert result.finish is not None
+    assert (result.finish.status, result.finish.verification) == ("success", [2])
+    assert [c.exit_code for c in recorder.commands] == [1, 0]
+    assert "+    return a + b" in git(repo, "diff")
+
+
+@pytest.mark.parametrize("value", ["example:", "example:../../etc/passwd", "example:Nope!"])
+def test_an_example_name_that_names_nothing_is_missing(value: str) -> None:
+    engine = ReplayEngine.from_env({ENV_SESSION: value})
+    assert engine.missing() == f"{ENV_SESSION}={value} names no bundled example session"
+
+
+def test_an_unknown_example_is_a_missing_file() -> None:
+    missing = ReplayEngine.from_env({ENV_SESSION: "example:no-such-session"}).missing()
+    assert missing is not None
+    assert "no-such-session.ndjson does not exist" in missing
