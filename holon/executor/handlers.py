@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from holon.executor.result import ActionResult
 from holon.intent import ActionIntent
+
+if TYPE_CHECKING:
+    from holon.skills.catalog import SkillCatalog
 
 
 class Handler(Protocol):
@@ -89,6 +92,7 @@ class RunSkillHandler:
         image: str | None,
         describe: Callable[[str], str],
         host: frozenset[str] = frozenset(),
+        catalog: SkillCatalog | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -99,6 +103,9 @@ class RunSkillHandler:
         self.describe = describe
         # Host skills (publishing) run in Holon's own process with its token: never in an agent.
         self.host = host
+        # Where the skill's folder and declaration come from: the runner copies it to the agent
+        # and checks its artifacts. Without a catalog the run is the spec's name alone.
+        self.catalog = catalog
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -141,11 +148,16 @@ class RunSkillHandler:
                     image=self.image,
                     user_prompt=user or None,
                     run_id=f"{intent.id}-{attempt}",
+                    skills=self._skills(skill),
                 )
             )
         except HolonError as exc:
             return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
         return self._from_record(intent, attempt, result)
+
+    def _skills(self, name: str) -> list[Any]:
+        found = self.catalog.get(name) if self.catalog is not None else None
+        return [found] if found is not None else []
 
     def _recovered(self, intent: ActionIntent, attempt: int, output: Path) -> ActionResult:
         from pydantic import ValidationError

@@ -220,6 +220,7 @@ class Serve:
                 image=options.image,
                 describe=self._describe,
                 host=host_skills(self._catalog),
+                catalog=self._catalog,
             )
         executor = build_executor(
             dry_run=options.dry_run,
