@@ -30,6 +30,7 @@ SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "action": ("holon.executor.result:ActionResult", "serialization"),  # actions.ndjson lines
     "pass": ("holon.controller.pass_report:PassReport", "serialization"),  # one pass's report
     "state": ("holon.state.model:ServeState", "validation"),  # state.json
+    "config": ("holon.skills.config:RepoConfig", "validation"),  # .holon/config.yaml
 }
 
 
