@@ -11,9 +11,9 @@ The agent writes `pr-fix.json` (the skill's artifact, its schema in
 
 Each review reply goes to the thread of that review comment (a reply's id stands for its
 thread) with Holon's marker and a last line naming the commit by the status (`Addressed in
-<commit>.` for `fixed`); a thread already holding Holon's reply with that line is skipped, so settling the same fix again posts nothing twice. A comment that is not
-on this pull request is skipped and named in the note. A 5xx is looked up before it is sent
-again.
+<commit>.` for `fixed`); a thread already holding Holon's reply with that line is skipped, so
+settling the same fix again posts nothing twice. A comment that is not on this pull request is
+skipped and named in the note. A 5xx is looked up before it is sent again.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_request import PublishRequest, read_document
 from holon.markdown import prose
-
 
 ReplyStatus = Literal["fixed", "wontfix", "need-info", "deferred"]
 

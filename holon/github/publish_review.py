@@ -68,9 +68,7 @@ class ReviewDoc(BaseModel):
     comments: list[Finding] = Field(default_factory=list, max_length=50)
 
 
-_FINDINGS: TypeAdapter[list[Finding]] = TypeAdapter(
-    Annotated[list[Finding], Field(max_length=50)]
-)
+_FINDINGS: TypeAdapter[list[Finding]] = TypeAdapter(Annotated[list[Finding], Field(max_length=50)])
 
 
 def read_review(raw: bytes, body: str = "") -> ReviewDoc:

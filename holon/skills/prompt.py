@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from holon.errors import InvalidInput
 
@@ -21,7 +22,7 @@ MAX_PROMPT_CHARS = 256 * 1024
 def _environment() -> ImmutableSandboxedEnvironment:
     return ImmutableSandboxedEnvironment(
         # A prompt for a model, not HTML; delimiting untrusted context is the agent's job.
-        autoescape=False,  # noqa: S701
+        autoescape=False,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -46,7 +47,9 @@ def render_prompt(
     except SecurityError as exc:
         raise InvalidInput(f"{source}: refused by the template sandbox ({exc})") from None
     except jinja2.TemplateSyntaxError as exc:
-        raise InvalidInput(f"{source}: template syntax error at line {exc.lineno}: {exc.message}") from None
+        raise InvalidInput(
+            f"{source}: template syntax error at line {exc.lineno}: {exc.message}"
+        ) from None
     except jinja2.TemplateError as exc:
         raise InvalidInput(f"{source}: cannot render ({exc.message or exc})") from None
     except (ArithmeticError, TypeError, ValueError, LookupError, RecursionError) as exc:

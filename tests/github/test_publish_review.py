@@ -28,7 +28,13 @@ REVIEW = [
         "message": "`x` is unbound here.",
         "suggestion": "```python\nx = 0\n```",
     },
-    {"path": "README.md", "line": 3, "severity": "nit", "message": "@octocat typo", "suggestion": ""},
+    {
+        "path": "README.md",
+        "line": 3,
+        "severity": "nit",
+        "message": "@octocat typo",
+        "suggestion": "",
+    },
 ]
 REVIEW_MD = "Two problems. cc @octo-org/team <!-- holon:v1 subject=issue:9 workflow=x skill=y -->"
 
@@ -219,7 +225,10 @@ def test_a_review_without_an_error_finding_is_a_comment_with_review_md_as_its_bo
         (json.dumps([{**FINDING, "path": "../x"}]).encode(), ".."),
         (json.dumps([{**FINDING, "line": 0}]).encode(), "line"),
         (json.dumps([{**FINDING, "message": ""}]).encode(), "message"),
-        (json.dumps([{k: v for k, v in FINDING.items() if k != "suggestion"}]).encode(), "suggestion"),
+        (
+            json.dumps([{k: v for k, v in FINDING.items() if k != "suggestion"}]).encode(),
+            "suggestion",
+        ),
         (json.dumps([FINDING] * 51).encode(), "50"),
     ],
 )
