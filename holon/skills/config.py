@@ -17,10 +17,10 @@ import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from holon.errors import InvalidInput
 from holon.validation import describe_validation_error
@@ -38,29 +38,27 @@ def _repo_relative(value: str) -> str:
     return value
 
 
+RepoRelative = Annotated[str, AfterValidator(_repo_relative)]
+
+
 class RepoConfig(BaseModel):
     """`.holon/config.yaml`: what a repository tells Holon about itself."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     version: Literal["v1"] = "v1"
-    skills: list[str] = Field(
+    skills: list[RepoRelative] = Field(
         default_factory=list,
         max_length=MAX_ENTRIES,
         description="Skill folders (each holding a SKILL.md), relative to the repository root. "
         "A skill here is used instead of a built-in skill of the same name.",
     )
-    skills_dirs: list[str] = Field(
+    skills_dirs: list[RepoRelative] = Field(
         default_factory=list,
         max_length=MAX_ENTRIES,
         description="Folders, relative to the repository root, whose every <name>/SKILL.md is "
         "a skill, as if listed in `skills`.",
     )
-
-    @field_validator("skills", "skills_dirs")
-    @classmethod
-    def _inside(cls, values: list[str]) -> list[str]:
-        return [_repo_relative(value) for value in values]
 
 
 def repo_path(repo: Path, relpath: str, what: str) -> Path:
@@ -71,8 +69,10 @@ def repo_path(repo: Path, relpath: str, what: str) -> Path:
     except ValueError as exc:
         raise InvalidInput(f"{what}: {exc}") from None
     current = repo
+    walked = PurePosixPath()
     for part in PurePosixPath(relpath).parts:
         current = current / part
+        walked = walked / part
         try:
             st = os.lstat(current)
         except FileNotFoundError:
@@ -80,7 +80,9 @@ def repo_path(repo: Path, relpath: str, what: str) -> Path:
         except OSError as exc:
             raise InvalidInput(f"{what}: cannot read {relpath}: {exc.strerror or exc}") from None
         if stat.S_ISLNK(st.st_mode):
-            raise InvalidInput(f"{what}: {relpath} goes through a symlink; Holon follows none here")
+            raise InvalidInput(
+                f"{what}: {relpath} goes through a symlink ({walked}); Holon follows none here"
+            )
     return current
 
 
