@@ -15,7 +15,9 @@ from tests.skills.conftest import write_skill
 
 
 def test_a_folder_is_read_whole(tmp_path: Path) -> None:
-    skill = write_skill(tmp_path / "lint", extra="artifacts:\n  - path: out.json\n    schema: s/o.json\n")
+    skill = write_skill(
+        tmp_path / "lint", extra="artifacts:\n  - path: out.json\n    schema: s/o.json\n"
+    )
     (skill / "s").mkdir()
     (skill / "s" / "o.json").write_text("{}")
     files = read_folder(skill)
@@ -78,7 +80,10 @@ def test_a_symlinked_skill_in_a_skills_directory_is_refused(tmp_path: Path) -> N
         ("runs: cloud\n", "SKILL.md: runs: Input should be 'agent' or 'host'"),
         ("artifacts:\n  - path: ../x\n", "SKILL.md: artifacts.0.path"),
         ("artifacts:\n  - path: a\n    schema: /etc/passwd\n", "artifacts.0.schema"),
-        ("artifacts:\n  - path: a\n    schema: s.json\n", "artifacts.0.schema: s.json is not a file"),
+        (
+            "artifacts:\n  - path: a\n    schema: s.json\n",
+            "artifacts.0.schema: s.json is not a file",
+        ),
         ("permissions: {contents: admin}\n", "permissions.contents"),
         ("requires: {tests: true}\n", "requires.tests"),
         ("inputs: [{name: a, bogus: 1}]\n", "inputs.0.bogus"),

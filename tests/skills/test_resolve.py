@@ -51,9 +51,7 @@ def test_the_higher_source_wins(
     spec: list[str],
     wins: str,
 ) -> None:
-    skills = resolve_skills(
-        cli, config, spec, default_catalog(), cwd=tmp_path, repo=places["repo"]
-    )
+    skills = resolve_skills(cli, config, spec, default_catalog(), cwd=tmp_path, repo=places["repo"])
     assert [s.name for s in skills] == ["github-review"]
     assert skills[0].description.startswith(wins)
 
@@ -111,7 +109,9 @@ def test_repository_paths_stay_inside_and_follow_no_link(
     write_skill(tmp_path / "outside" / "x")
     (places["repo"] / "linked").symlink_to(places["repo"] / ".holon" / "skills")
     with pytest.raises(InvalidInput, match=says):
-        resolve_skills([], config, spec or ["github-review"], default_catalog(), repo=places["repo"])
+        resolve_skills(
+            [], config, spec or ["github-review"], default_catalog(), repo=places["repo"]
+        )
 
 
 def test_config_paths_are_checked_even_when_given_as_a_model() -> None:

@@ -12,7 +12,13 @@ from holon.runner.artifacts import schema_error
 from holon.skills.catalog import PROMPT_FILE, Skill, default_catalog
 from holon.skills.prompt import render_prompt
 
-SHIPPED = {"github-context", "github-issue-solve", "github-review", "github-pr-fix", "github-publish"}
+SHIPPED = {
+    "github-context",
+    "github-issue-solve",
+    "github-review",
+    "github-pr-fix",
+    "github-publish",
+}
 AGENT = ["github-issue-solve", "github-review", "github-pr-fix"]
 
 
