@@ -24,14 +24,16 @@ AGENT = ["github-issue-solve", "github-review", "github-pr-fix"]
 
 def _skill(name: str) -> Skill:
     skill = default_catalog().get(name)
-    assert skill is not None and skill.directory is not None
+    assert skill is not None
+    assert skill.directory is not None
     return skill
 
 
 def _schema(name: str, artifact: str) -> dict[str, object]:
     skill = _skill(name)
     [declared] = [a for a in skill.artifacts if a.path == artifact]
-    assert declared.schema_ is not None and skill.directory is not None
+    assert declared.schema_ is not None
+    assert skill.directory is not None
     data: dict[str, object] = json.loads((skill.directory / declared.schema_).read_text())
     return data
 
@@ -77,7 +79,8 @@ def test_agent_skills_have_instructions_that_render_in_the_sandbox(name: str) ->
     )
     assert f"# Skill: {name}" in text
     assert "Fix the login loop" in text
-    assert "{{" not in text and "{%" not in text
+    assert "{{" not in text
+    assert "{%" not in text
     assert "needs_human" in text  # every skill says when to ask
     for artifact in skill.artifacts:
         assert artifact.path in text  # and names every artifact it must write
@@ -89,7 +92,8 @@ def test_agent_skills_have_instructions_that_render_in_the_sandbox(name: str) ->
 def test_host_skills_have_no_instructions() -> None:
     for name in ("github-context", "github-publish"):
         directory = _skill(name).directory
-        assert directory is not None and not (directory / PROMPT_FILE).exists()
+        assert directory is not None
+        assert not (directory / PROMPT_FILE).exists()
 
 
 def test_the_review_schema_holds_the_issues_shape() -> None:
@@ -180,7 +184,7 @@ def test_a_template_escaping_the_sandbox_is_refused(template: str) -> None:
 def test_a_broken_template_is_one_line(template: str, says: str) -> None:
     from holon.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="^t: ") as caught:
+    with pytest.raises(InvalidInput, match=r"^t: ") as caught:
         render_prompt(template, inputs={}, goal="g", skill="s", source="t")
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
