@@ -31,6 +31,7 @@ SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "pass": ("holon.controller.pass_report:PassReport", "serialization"),  # one pass's report
     "state": ("holon.state.model:ServeState", "validation"),  # state.json
     "context": ("holon.contract.context:ContextManifest", "serialization"),  # context manifest
+    "config": ("holon.skills.config:RepoConfig", "validation"),  # .holon/config.yaml
 }
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from holon.skills.catalog import Skill
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +28,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--user-prompt", metavar="FILE", help="becomes /holon/input/prompts/user.md"
+    )
+    parser.add_argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="a skill the run uses: a built-in name or a folder holding SKILL.md (repeatable;"
+        " beats the repository config, the spec's metadata.skills and the built-in skills)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the repository config (default: <workspace>/.holon/config.yaml when present)",
     )
     parser.add_argument(
         "--include-ignored", action="store_true", help="also copy files that git ignores"
@@ -49,6 +66,22 @@ def _read_prompt(value: str | None, flag: str) -> str | None:
         raise InvalidInput(f"{flag}: {exc}") from None
 
 
+def _skills(args: argparse.Namespace, spec_skills: list[str], workspace: Path) -> list[Skill]:
+    """The run's skills: --skill > the repository config > the spec's metadata.skills > built in."""
+    from holon.skills.catalog import default_catalog
+    from holon.skills.config import load_config, repo_config
+    from holon.skills.resolve import resolve_skills
+
+    config = load_config(Path(args.config)) if args.config else None
+    if not args.skill and not spec_skills:
+        return []
+    if not workspace.is_dir():
+        raise InvalidInput(f"workspace is not a directory: {workspace}")
+    if config is None:
+        config = repo_config(workspace)
+    return resolve_skills(args.skill, config, spec_skills, default_catalog(), repo=workspace)
+
+
 def main(args: argparse.Namespace) -> int:
     from holon.contract.spec import load_spec
     from holon.runner import RunRequest, run
@@ -63,6 +96,7 @@ def main(args: argparse.Namespace) -> int:
         workspace = Path.cwd()
     request = RunRequest(
         spec=spec,
+        skills=_skills(args, spec.metadata.skills, workspace),
         workspace=workspace,
         output=Path(args.output),
         context=Path(args.context) if args.context else None,

@@ -14,6 +14,7 @@ ENV_RUN_ID = "HOLON_RUN_ID"
 SPEC_FILE = "spec.yaml"
 CONTEXT_DIR = "context"
 PROMPTS_DIR = "prompts"
+SKILLS_DIR = "skills"  # <input>/skills/<name>/: each skill folder the run uses
 MANIFEST_FILE = "manifest.json"
 PATCH_FILE = "diff.patch"
 # Files the runner itself writes beside the agent's outputs.

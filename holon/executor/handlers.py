@@ -10,12 +10,15 @@ import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
 from holon.executor.result import ActionResult
 from holon.intent import ActionIntent
+
+if TYPE_CHECKING:
+    from holon.skills.catalog import SkillCatalog
 
 
 class Handler(Protocol):
@@ -105,6 +108,7 @@ class RunSkillHandler:
         context: ContextSource | None = None,
         env: Mapping[str, str] | None = None,
         secrets: Mapping[str, SecretStr] | None = None,
+        catalog: SkillCatalog | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -120,6 +124,9 @@ class RunSkillHandler:
         # model) and secrets (a model key) forwarded as the runner forwards them, redacted.
         self.env = dict(env or {})
         self.secrets = dict(secrets or {})
+        # Where the skill's folder and declaration come from: the runner copies it to the agent
+        # and checks its artifacts. Without a catalog the run is the spec's name alone.
+        self.catalog = catalog
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -176,6 +183,7 @@ class RunSkillHandler:
                     secrets=self.secrets,
                     user_prompt=user or None,
                     run_id=f"{intent.id}-{attempt}",
+                    skills=self._skills(skill),
                 )
             )
         except HolonError as exc:
@@ -184,6 +192,10 @@ class RunSkillHandler:
             if scratch is not None:
                 remove_tree(scratch)
         return self._from_record(intent, attempt, result)
+
+    def _skills(self, name: str) -> list[Any]:
+        found = self.catalog.get(name) if self.catalog is not None else None
+        return [found] if found is not None else []
 
     def _recovered(self, intent: ActionIntent, attempt: int, output: Path) -> ActionResult:
         from pydantic import ValidationError

@@ -1,5 +1,6 @@
 """A settled run's output directory, read for publishing: `run.json` (the runner's record),
-`diff.patch`, `summary.md`, `review.json`, `replies.json`.
+`diff.patch`, `summary.md`, `review.json` and `review.md` (github-review), `pr-fix.json`
+(github-pr-fix).
 
 The agent wrote that directory, so nothing in it is followed: each file is opened under the
 directory's fd, never through a symlink, as a regular file only, and size-bounded
@@ -29,7 +30,8 @@ TEXT_LIMIT = 256 * 1024
 JSON_LIMIT = 1024 * 1024
 SUMMARY_FILE = "summary.md"
 REVIEW_FILE = "review.json"
-REPLIES_FILE = "replies.json"
+REVIEW_BODY_FILE = "review.md"
+PR_FIX_FILE = "pr-fix.json"
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ class RunArtifacts:
     patch: bytes
     summary: str
     review: bytes | None
-    replies: bytes | None
+    review_body: str
+    pr_fix: bytes | None
 
 
 def read_artifacts(output_dir: Path, max_patch_bytes: int) -> RunArtifacts:
@@ -59,13 +62,15 @@ def read_artifacts(output_dir: Path, max_patch_bytes: int) -> RunArtifacts:
         has_patch = run.patch is not None and run.patch.path is not None
         patch = _read(fd, PATCH_FILE, max_patch_bytes) if has_patch else None
         summary = _read(fd, SUMMARY_FILE, TEXT_LIMIT)
+        review_body = _read(fd, REVIEW_BODY_FILE, TEXT_LIMIT)
         return RunArtifacts(
             run_id=run.run_id,
             base_sha=run.snapshot.head if run.snapshot else None,
             patch=patch or b"",
             summary=summary.decode("utf-8", "replace") if summary else "",
             review=_read(fd, REVIEW_FILE, JSON_LIMIT),
-            replies=_read(fd, REPLIES_FILE, JSON_LIMIT),
+            review_body=review_body.decode("utf-8", "replace") if review_body else "",
+            pr_fix=_read(fd, PR_FIX_FILE, JSON_LIMIT),
         )
     finally:
         os.close(fd)

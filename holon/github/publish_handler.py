@@ -10,8 +10,8 @@ only a run the runner judged a success), then by the run's skill:
 | run of | published with |
 | --- | --- |
 | github-issue-solve | publish_change (commit on holon/issue-<n>, draft PR) |
-| github-pr-fix | publish_change on the PR's branch, then post_replies (replies.json) |
-| github-review | post_review (review.json) |
+| github-pr-fix | publish_change on the PR's branch, then post_replies (pr-fix.json) |
+| github-review | post_review (review.json, review.md as its body) |
 
 A `PublishError` is a failed attempt whose error is its reason, message and evidence in one
 line; any other `GitHubError` its one line. A success is recorded as a completed, successful
@@ -138,9 +138,10 @@ class PublishHandler:
         if request.skill == "github-review":
             if art.review is None:
                 raise PublishError("bad-input", "review.json is missing: nothing to post")
-            return post_review(gh, login, request, read_review(art.review), workflow)
-        replies = read_replies(art.replies) if art.replies is not None else None
-        if request.skill == "github-pr-fix" and replies is not None and replies.replies:
+            doc = read_review(art.review, art.review_body)
+            return post_review(gh, login, request, doc, workflow)
+        replies = read_replies(art.pr_fix) if art.pr_fix is not None else None
+        if request.skill == "github-pr-fix" and replies is not None and replies.review_replies:
             require_login(login, "replies")  # refused before the fix is pushed, not after
         change = publish_change(gh, login, request, art.patch, art.summary, self.policy)
         if request.skill != "github-pr-fix" or replies is None:

@@ -80,7 +80,7 @@ class PublishPreviewHandler:
     def _review(self, art: RunArtifacts, number: int) -> dict[str, Any]:
         if art.review is None:
             raise PublishError("bad-input", "review.json is missing: nothing to post")
-        doc = read_review(art.review)
+        doc = read_review(art.review, art.review_body)
         return {
             "review_on": f"pull request #{number}",
             "event": doc.event,
@@ -120,8 +120,8 @@ class PublishPreviewHandler:
             }
         else:
             would["branch"] = f"the head branch of pull request #{number}"
-            if art.replies is not None:
-                would["replies"] = len(read_replies(art.replies).replies)
+            if art.pr_fix is not None:
+                would["replies"] = len(read_replies(art.pr_fix).review_replies)
         return would
 
 

@@ -1,19 +1,24 @@
 """Replies to the review threads a `github-pr-fix` run addressed, after its commit is pushed.
 
-The agent writes `replies.json` (validated here, its text untrusted):
+The agent writes `pr-fix.json` (the skill's artifact, its schema in
+`skills/github-pr-fix/schemas/pr-fix.schema.json`; validated again here, its text untrusted):
 
-    {"replies": [{"comment_id": 123, "body": "The loop now ends (Markdown)."}]}   # at most 50
+    {"review_replies": [{"comment_id": 123, "status": "fixed" | "wontfix" | "need-info" |
+                         "deferred", "message": "The loop now ends (Markdown)."}],  # at most 50
+     "checks": [{"name": "test", "status": "fixed" | "not-fixed" | "flaky" | "not-ours",
+                 "message": "..."}],
+     "verification": [{"command": "pytest -q", "exit_code": 0}]}
 
-Each reply goes to the thread of that review comment (a reply's id stands for its thread) with
-Holon's marker and `Addressed in <commit>.`; a thread already holding Holon's reply naming that
-commit is skipped, so settling the same fix again posts nothing twice. A comment that is not
-on this pull request is skipped and named in the note. A 5xx is looked up before it is sent
-again.
+Each review reply goes to the thread of that review comment (a reply's id stands for its
+thread) with Holon's marker and a last line naming the commit by the status (`Addressed in
+<commit>.` for `fixed`); a thread already holding Holon's reply with that line is skipped, so
+settling the same fix again posts nothing twice. A comment that is not on this pull request is
+skipped and named in the note. A 5xx is looked up before it is sent again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import github
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,36 +30,69 @@ from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_request import PublishRequest, read_document
 from holon.markdown import prose
 
+ReplyStatus = Literal["fixed", "wontfix", "need-info", "deferred"]
+
 
 class Reply(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     comment_id: int = Field(ge=1)
-    body: str = Field(min_length=1, max_length=10_000)
+    status: ReplyStatus
+    message: str = Field(min_length=1, max_length=10_000)
 
 
-class RepliesDoc(BaseModel):
+class CheckReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    replies: list[Reply] = Field(default_factory=list, max_length=50)
+    name: str = Field(min_length=1, max_length=1000)
+    status: Literal["fixed", "not-fixed", "flaky", "not-ours"]
+    message: str = Field(min_length=1, max_length=10_000)
 
 
-def read_replies(raw: bytes) -> RepliesDoc:
-    return read_document(RepliesDoc, raw, "replies.json")
+class Verification(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str = Field(min_length=1, max_length=10_000)
+    exit_code: int
+
+
+class PrFixDoc(BaseModel):
+    """pr-fix.json; publishing posts `review_replies`, the rest is the run's report."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    review_replies: list[Reply] = Field(max_length=50)
+    checks: list[CheckReport] = Field(max_length=100)
+    verification: list[Verification] = Field(max_length=100)
+
+
+def read_replies(raw: bytes) -> PrFixDoc:
+    return read_document(PrFixDoc, raw, "pr-fix.json")
+
+
+def done_line(status: ReplyStatus, commit: str) -> str:
+    """The reply's last line: what the commit did about the thread (and the key that finds
+    Holon's reply again)."""
+    return {
+        "fixed": f"Addressed in {commit}.",
+        "wontfix": f"Not changed in {commit}, on purpose.",
+        "need-info": f"Waiting for an answer; nothing changed for this in {commit}.",
+        "deferred": f"Deferred: not part of {commit}.",
+    }[status]
 
 
 def post_replies(
     gh: github.Github,
     login: str | None,
     request: PublishRequest,
-    doc: RepliesDoc,
+    doc: PrFixDoc,
     commit: str,
     workflow: str = "holon",
 ) -> EffectOutcome:
     """Reply for `commit` (the fix just pushed): 1 call per page of the pull request's review
     comments, then 1 per reply posted (none when there is no reply). Holon's login is needed
     to find its replies again: PublishError("no-login") without it."""
-    if not doc.replies:
+    if not doc.review_replies:
         output = {"pull_request": request.number, "commit": commit, "replies": []}
         return EffectOutcome("reply", False, output, "no reply to post")
     login = require_login(login, "replies")
@@ -62,32 +100,32 @@ def post_replies(
     number = request.number
     path = f"/pulls/{number}/comments"
     marker = format_marker("pull_request", str(number), workflow, request.skill)
-    done_line = f"Addressed in {commit}."
     comments = {c.get("id"): c for c in api.pages("pulls/list-review-comments", path)}
 
-    def ours(thread: int, found: dict[Any, dict[str, Any]]) -> dict[str, Any] | None:
+    def ours(thread: int, found: dict[Any, dict[str, Any]], line: str) -> dict[str, Any] | None:
         for c in found.values():
             body = str(c.get("body") or "")
             if (
                 same_login((c.get("user") or {}).get("login"), login)
                 and c.get("in_reply_to_id") == thread
                 and parse_marker(body) == parse_marker(marker)
-                and done_line in body
+                and line in body
             ):
                 return c
         return None
 
     posted: list[int] = []
     skipped: list[str] = []
-    for reply in doc.replies:
+    for reply in doc.review_replies:
         target = comments.get(reply.comment_id)
         if target is None:
             skipped.append(f"comment {reply.comment_id} is not on this pull request")
             continue
         thread = int(target.get("in_reply_to_id") or reply.comment_id)
-        if ours(thread, comments) is not None:
+        line = done_line(reply.status, commit)
+        if ours(thread, comments, line) is not None:
             continue
-        body = f"{marker}\n\n{prose(reply.body)}\n\n{done_line}"
+        body = f"{marker}\n\n{prose(reply.message)}\n\n{line}"
 
         def send(thread: int = thread, body: str = body) -> dict[str, Any]:
             made: dict[str, Any] = api.call(
@@ -98,9 +136,9 @@ def post_replies(
             )
             return made
 
-        def lookup(thread: int = thread) -> dict[str, Any] | None:
+        def lookup(thread: int = thread, line: str = line) -> dict[str, Any] | None:
             fresh = {c.get("id"): c for c in api.pages("pulls/list-review-comments", path)}
-            return ours(thread, fresh)
+            return ours(thread, fresh, line)
 
         made = write_once(send, lookup)
         comments[made.get("id")] = made

@@ -1,13 +1,15 @@
 """A `github-review` run's findings as one pull request review per head sha.
 
-The agent writes `review.json` (validated here, its text untrusted):
+The agent writes `review.json` and `review.md` (the skill's artifacts, their schema in
+`skills/github-review/schemas/review.schema.json`; validated again here, their text untrusted):
 
-    {"event": "COMMENT" | "REQUEST_CHANGES",          # default COMMENT; never APPROVE
-     "body": "overall findings (Markdown)",
-     "comments": [{"path": "src/app.py", "line": 12, "start_line": 10, "side": "RIGHT",
-                   "severity": "error" | "warning" | "suggestion" | "note",
-                   "body": "what is wrong (Markdown)"}]}   # at most 50
+    [{"path": "src/app.py", "line": 12,                  # the new version's line
+      "severity": "error" | "warn" | "nit",
+      "message": "what is wrong (Markdown)",
+      "suggestion": "what to do (Markdown), or empty"}]   # at most 50
 
+`review.md` is the review's body; each finding a line comment on the right side. A finding of
+severity `error` makes the review REQUEST_CHANGES, else it is a COMMENT; never APPROVE.
 Its Markdown is kept (code blocks and suggestions render) but can mention nobody and carry no
 marker (`markdown.prose`). One review per head sha: a review by Holon's login with the marker
 for this pull request and skill on that commit means it is done. A review for a head that has
@@ -20,19 +22,22 @@ more with the findings listed in its body. A 5xx is looked up before it is sent 
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 import github
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from holon import jsonio
+from holon.errors import InvalidInput
 from holon.github.errors import PublishError, Rejected
 from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_names import path_problem
-from holon.github.publish_request import PublishRequest, read_document
+from holon.github.publish_request import PublishRequest
 from holon.markdown import code, inline, prose
+from holon.validation import describe_validation_error
 
 BODY_LIMIT = 60_000
 
@@ -42,31 +47,43 @@ class Finding(BaseModel):
 
     path: str = Field(min_length=1, max_length=4096)
     line: int = Field(ge=1)
-    start_line: int | None = Field(default=None, ge=1)
-    side: Literal["LEFT", "RIGHT"] = "RIGHT"
-    severity: Literal["error", "warning", "suggestion", "note"] = "note"
-    body: str = Field(min_length=1, max_length=10_000)
+    severity: Literal["error", "warn", "nit"]
+    message: str = Field(min_length=1, max_length=10_000)
+    suggestion: str = Field(max_length=10_000)
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         if path_problem(self.path):
             raise ValueError(f"path: {path_problem(self.path)}")
-        if self.start_line is not None and self.start_line >= self.line:
-            raise ValueError("start_line must be before line")
         return self
 
 
 class ReviewDoc(BaseModel):
+    """What is posted: review.md as the body, the findings as line comments."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     event: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
-    body: str = Field(default="", max_length=30_000)
+    body: str = ""
     comments: list[Finding] = Field(default_factory=list, max_length=50)
 
 
-def read_review(raw: bytes) -> ReviewDoc:
-    """review.json as a ReviewDoc; PublishError("bad-input") naming what is wrong."""
-    return read_document(ReviewDoc, raw, "review.json")
+_FINDINGS: TypeAdapter[list[Finding]] = TypeAdapter(Annotated[list[Finding], Field(max_length=50)])
+
+
+def read_review(raw: bytes, body: str = "") -> ReviewDoc:
+    """review.json (and review.md's text as `body`) as a ReviewDoc; PublishError("bad-input")
+    naming what is wrong."""
+    try:
+        findings = _FINDINGS.validate_python(jsonio.loads(raw, "review.json"))
+    except InvalidInput as exc:
+        raise PublishError("bad-input", str(exc)) from None
+    except ValidationError as exc:
+        raise PublishError("bad-input", describe_validation_error("review.json", exc)) from None
+    event: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
+    if any(finding.severity == "error" for finding in findings):
+        event = "REQUEST_CHANGES"
+    return ReviewDoc(event=event, body=body, comments=findings)
 
 
 def post_review(
@@ -139,15 +156,10 @@ def post_review(
 
 
 def _comment(finding: Finding) -> dict[str, Any]:
-    comment: dict[str, Any] = {
-        "path": finding.path,
-        "line": finding.line,
-        "side": finding.side,
-        "body": f"**{finding.severity}**: {prose(finding.body)}",
-    }
-    if finding.start_line is not None:
-        comment.update(start_line=finding.start_line, start_side=finding.side)
-    return comment
+    body = f"**{finding.severity}**: {prose(finding.message)}"
+    if finding.suggestion.strip():
+        body += f"\n\n**Suggestion**: {prose(finding.suggestion)}"
+    return {"path": finding.path, "line": finding.line, "side": "RIGHT", "body": body}
 
 
 def _body(head: str, doc: ReviewDoc, inline_comments: bool) -> str:
@@ -158,7 +170,7 @@ def _body(head: str, doc: ReviewDoc, inline_comments: bool) -> str:
         parts.append(
             "**Findings**\n\n"
             + "\n".join(
-                f"- {code(f.path)} line {f.line} ({f.severity}): {inline(f.body)}"
+                f"- {code(f.path)} line {f.line} ({f.severity}): {inline(f.message)}"
                 for f in doc.comments
             )
         )

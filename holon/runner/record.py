@@ -122,8 +122,13 @@ def judge(
     missing_required: list[str],
     violations: Sequence[str] = (),
     runtime_error: str | None = None,
+    unmet: Sequence[str] = (),
 ) -> Verdict:
-    """Decide a run's result from runtime evidence (RFC-0002 sections 3.3, 4, 4.1)."""
+    """Decide a run's result from runtime evidence (RFC-0002 sections 3.3, 4, 4.1).
+
+    `unmet` is what the run's skills require that it does not show (a change); like a missing
+    required artifact, it fails only a run that claims success: an honest failure or question
+    stays what it is."""
     if timed_out:
         return _fail(
             f"timed out after {timeout:g}s; the agent and its processes were killed", "timed_out"
@@ -159,4 +164,6 @@ def judge(
         return _fail(f"agent exited with {agent_exit} although its manifest says success")
     if missing_required:
         return _fail("required artifact(s) missing: " + ", ".join(missing_required))
+    if unmet:
+        return _fail("; ".join(unmet))
     return Verdict("completed", "success", AgentExit.SUCCESS, "completed successfully")

@@ -26,6 +26,7 @@ from holon.contract.layout import (
     PROMPTS_DIR,
     RUN_LOG_FILE,
     RUN_RECORD_FILE,
+    SKILLS_DIR,
     SPEC_FILE,
     AgentExit,
 )
@@ -33,13 +34,16 @@ from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
 from holon.fsutil import open_dir, remove_tree
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
+from holon.runner.artifacts import check_skill_artifacts, unmet_requirements
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.evidence import evidence_of_run
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.record import RunResult, SnapshotInfo, judge
 from holon.runner.redaction import redact_record
+from holon.runner.skills import SkillBundle, bundle, write_bundles
 from holon.runner.snapshot import Snapshot, take_snapshot
 from holon.secrets import Redactor
+from holon.skills.catalog import Skill
 
 DEFAULT_TIMEOUT = 30 * 60.0
 
@@ -71,6 +75,9 @@ class RunRequest(BaseModel):
     run_id: str | None = None
     probe: bool = False
     log_limit: int = Field(default=DEFAULT_LOG_LIMIT, gt=0)
+    # The skills the run uses (resolved by the caller: `skills.resolve`): copied to
+    # <input>/skills/<name>/ for the agent, their artifacts and requirements checked after it.
+    skills: list[Skill] = Field(default_factory=list)
 
     def effective_timeout(self) -> float:
         return self.timeout or self.spec.constraints.timeout or DEFAULT_TIMEOUT
@@ -107,8 +114,17 @@ def _check_inputs(request: RunRequest) -> None:
             raise InvalidInput(f"secret name {name} is reserved for the runner")
 
 
-def _prepare_input(request: RunRequest, input_dir: Path) -> None:
+def _bundles(request: RunRequest) -> list[SkillBundle]:
+    names = [skill.name for skill in request.skills]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InvalidInput(f"skill {twice[0]} is given twice; a run uses each skill once")
+    return [bundle(skill) for skill in request.skills]
+
+
+def _prepare_input(request: RunRequest, input_dir: Path, bundles: list[SkillBundle]) -> None:
     input_dir.mkdir()
+    write_bundles(input_dir / SKILLS_DIR, bundles)
     (input_dir / SPEC_FILE).write_text(request.spec.to_yaml(), encoding="utf-8")
     context = input_dir / CONTEXT_DIR
     if request.context is not None:
@@ -132,6 +148,7 @@ def _prepare_input(request: RunRequest, input_dir: Path) -> None:
 def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     """Run one agent under the contract and return (and record) its judged result."""
     _check_inputs(request)
+    bundles = _bundles(request)
     owned = backend is None  # a caller's backend stays open for its next run
     backend = backend or make_backend(request.runtime, request.backend_options())
     run_id = request.run_id or new_run_id()
@@ -154,7 +171,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 private / "git",
                 include_ignored=request.include_ignored,
             )
-            _prepare_input(request, root / "input")
+            _prepare_input(request, root / "input", bundles)
             checked.result()
         if not output.exists():
             try:
@@ -193,10 +210,12 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             ran = True
             notes = ["interrupted by the user"]
             interrupted = Execution(None, False, started, datetime.now(UTC), notes)
-            _settle(request, backend, run_id, snapshot, out, log, interrupted, "interrupted")
+            _settle(
+                request, backend, run_id, snapshot, out, log, interrupted, "interrupted", bundles
+            )
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
-        return _settle(request, backend, run_id, snapshot, out, log, execution, None)
+        return _settle(request, backend, run_id, snapshot, out, log, execution, None, bundles)
     except BaseException:
         if not ran:
             _undo_output(output, created_output)
@@ -236,6 +255,7 @@ def _settle(
     log: AgentLog,
     execution: Execution,
     forced_status: str | None,
+    bundles: list[SkillBundle],
 ) -> RunResult:
     output = out.path
     found = Findings(notes=list(execution.notes))
@@ -261,6 +281,7 @@ def _settle(
         # Success without diff.patch would drop the agent's changes silently.
         found.violations.append(f"the workspace changes cannot be recorded ({diff_failed[0]})")
     out.check_artifacts(request.spec.output.artifacts, manifest, found)
+    check_skill_artifacts(out, bundles, found)
 
     timeout = request.effective_timeout()
     verdict = judge(
@@ -272,6 +293,7 @@ def _settle(
         missing_required=found.missing,
         violations=found.violations,
         runtime_error=execution.error,
+        unmet=unmet_requirements(bundles, patch),
     )
     status = verdict.status
     reason = verdict.reason

@@ -239,6 +239,7 @@ class Serve:
                 context=EventContext(self.event_by_id, self.context_client),
                 env=options.agent_env,
                 secrets=options.agent_secrets,
+                catalog=self._catalog,
             )
         executor = build_executor(
             dry_run=options.dry_run,

@@ -1,21 +1,44 @@
-"""The skill catalog: names and declared inputs of skills, read from `skills/*/SKILL.md`
-(shipped inside the package when installed: `holon.packaged`).
+"""The skill catalog: what each skill declares, read from `skills/*/SKILL.md` (shipped inside
+the package when installed: `holon.packaged`).
 
-`SkillCatalog` is the narrow interface the controller needs; `DirectoryCatalog` reads the
-frontmatter of each SKILL.md, `StaticCatalog` is the in-memory implementation tests use.
+`SkillCatalog` is the narrow interface the controller needs; `DirectoryCatalog` reads every
+skill folder of a directory, `load_skill` one folder (read as `folder.read_folder` reads it: no
+link, bounded), `StaticCatalog` is the in-memory implementation tests use. Which definition of
+a name a run uses (command line, repository config, spec, built in) is `resolve.py`'s.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Protocol
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from holon.errors import InvalidInput
+from holon.skills.folder import SkillFiles, read_folder
 from holon.validation import describe_validation_error
+from holon.yamlio import StrictLoader
+
+SKILL_FILE = "SKILL.md"
+PROMPT_FILE = "prompt.md.j2"
+MAX_SKILL_MD = 64 * 1024
+
+
+def _inside(value: str, what: str) -> str:
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts or not value:
+        raise ValueError(f"{what} must be a relative path inside the folder, got {value!r}")
+    return value
 
 
 class SkillInput(BaseModel):
@@ -41,6 +64,16 @@ class SkillArtifact(BaseModel):
     required: bool = False
     # A JSON Schema file relative to the skill's folder; the runner validates the artifact with it.
     schema_: str | None = Field(default=None, alias="schema")
+
+    @field_validator("path")
+    @classmethod
+    def _path_inside(cls, value: str) -> str:
+        return _inside(value, "an artifact path (in the output directory)")
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema_inside(cls, value: str | None) -> str | None:
+        return None if value is None else _inside(value, "a schema path (in the skill folder)")
 
 
 class SkillRequires(BaseModel):
@@ -103,32 +136,82 @@ class StaticCatalog:
 
 
 def parse_skill(text: str, source: str) -> Skill:
+    """SKILL.md's frontmatter as a Skill; InvalidInput naming the file and the field."""
     if not text.startswith("---\n"):
         raise InvalidInput(f"{source}: SKILL.md must start with a --- frontmatter block")
     end = text.find("\n---", 4)
     if end < 0:
         raise InvalidInput(f"{source}: unterminated frontmatter")
     try:
-        data = yaml.safe_load(text[4:end])
-    except yaml.YAMLError:
-        raise InvalidInput(f"{source}: frontmatter is not valid YAML") from None
+        data = yaml.load(text[4:end], Loader=StrictLoader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        raise InvalidInput(f"{source}: frontmatter is not valid YAML{where}") from None
+    except RecursionError:
+        raise InvalidInput(f"{source}: frontmatter is not valid YAML (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{source}: the frontmatter must be a mapping")
     try:
         return Skill.model_validate(data)
     except ValidationError as exc:
         raise InvalidInput(describe_validation_error(source, exc)) from None
 
 
+def skill_of(files: SkillFiles) -> Skill:
+    """The skill a folder read by `read_folder` declares, checked against the folder: its name
+    is the folder's, and every schema it names is a file in it."""
+    folder = files.root
+    source = str(folder / SKILL_FILE)
+    raw = files.files.get(SKILL_FILE)
+    if raw is None:
+        raise InvalidInput(f"{folder}: no {SKILL_FILE} in the skill folder")
+    if len(raw) > MAX_SKILL_MD:
+        raise InvalidInput(f"{source}: larger than {MAX_SKILL_MD} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not valid UTF-8 (byte {exc.start})") from None
+    skill = parse_skill(text, source)
+    if skill.name != folder.name:
+        raise InvalidInput(f"{source}: name {skill.name!r} differs from its directory")
+    for index, artifact in enumerate(skill.artifacts):
+        if artifact.schema_ is not None and artifact.schema_ not in files.files:
+            raise InvalidInput(
+                f"{source}: artifacts.{index}.schema: {artifact.schema_} is not a file "
+                "of the skill folder"
+            )
+    return skill.model_copy(update={"directory": folder})
+
+
+def load_skill(folder: Path) -> Skill:
+    """The skill in `folder` (a directory holding SKILL.md); InvalidInput naming the problem."""
+    return skill_of(read_folder(folder))
+
+
 class DirectoryCatalog(StaticCatalog):
     """Every `<root>/<name>/SKILL.md`; the directory name must equal the declared name."""
 
     def __init__(self, root: Path) -> None:
-        skills = []
-        for path in sorted(root.glob("*/SKILL.md")):
-            skill = parse_skill(path.read_text(encoding="utf-8"), str(path))
-            if skill.name != path.parent.name:
-                raise InvalidInput(f"{path}: name {skill.name!r} differs from its directory")
-            skills.append(skill.model_copy(update={"directory": path.parent}))
-        super().__init__(skills)
+        super().__init__(load_skill(folder) for folder in skill_folders(root))
+
+
+def skill_folders(root: Path) -> list[Path]:
+    """The folders of `root` holding a SKILL.md, sorted; a link among them is refused, not
+    followed (`root` may be a repository's folder)."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read skills directory {root}: {exc.strerror or exc}") from None
+    found = []
+    for entry in entries:
+        if entry.is_symlink():
+            raise InvalidInput(f"{root / entry.name} is a symlink; a skills directory holds none")
+        if entry.is_dir(follow_symlinks=False) and os.path.lexists(
+            os.path.join(entry.path, SKILL_FILE)
+        ):
+            found.append(Path(entry.path))
+    return found
 
 
 def default_catalog() -> DirectoryCatalog:

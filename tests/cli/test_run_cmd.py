@@ -360,3 +360,80 @@ def test_summary_states_violations_and_the_log_cut(
         in summary
     )
     assert json.loads((out / "run.json").read_text())["log"]["limit"] == 10240
+
+
+def _repo_skill(folder: Path, artifact: str) -> None:
+    """A `github-issue-solve` of the repository's own that also requires `artifact`."""
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: github-issue-solve\ndescription: the repository's own\n"
+        f"artifacts:\n  - path: {artifact}\n    required: true\n---\n"
+    )
+
+
+def test_run_skills_follow_cli_then_repository_config_then_built_in(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo()
+    spec = _spec(tmp_path, GOOD_SPEC % "success")
+    argv = ["run", "--spec", str(spec), "--workspace", str(repo), *LOCAL]
+    # Built in: the agent changes the workspace and writes summary.md, so it succeeds.
+    assert main([*argv, "--output", str(tmp_path / "a"), "--skill", "github-issue-solve"]) == 0
+    (tmp_path / "a" / "run.json").unlink()
+    # The repository's config (read by default) overrides it and asks for notes.md.
+    _repo_skill(repo / ".holon" / "skills" / "github-issue-solve", "notes.md")
+    (repo / ".holon" / "config.yaml").write_text("skills_dirs: [.holon/skills]\n")
+    capsys.readouterr()
+    assert main([*argv, "--output", str(tmp_path / "b"), "--skill", "github-issue-solve"]) == 1
+    assert "required artifact(s) missing: notes.md" in capsys.readouterr().out
+    # A folder on the command line beats the config; its artifact is summary.md.
+    _repo_skill(tmp_path / "mine" / "github-issue-solve", "summary.md")
+    ref = str(tmp_path / "mine" / "github-issue-solve")
+    assert main([*argv, "--output", str(tmp_path / "c"), "--skill", ref]) == 0
+    # --config names another file: an empty config, so the built-in skill again.
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    extra = ["--skill", "github-issue-solve", "--config", str(empty)]
+    assert main([*argv, "--output", str(tmp_path / "d"), *extra]) == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "config", "says"),
+    [
+        (["--skill", "github-reveiw"], None, "--skill: unknown skill 'github-reveiw' (searched"),
+        (["--skill", "github-publish"], None, "github-publish runs on the host"),
+        (["--skill", "./nowhere"], None, "skill folder not found"),
+        (["--skill", "github-review"], "skills: [../x]\n", "skills.0: must be a path relative"),
+        (["--skill", "github-review"], "skils: []\n", "skils: Extra inputs are not permitted"),
+    ],
+)
+def test_bad_skills_or_config_are_one_line_and_leave_nothing(
+    tmp_path: Path,
+    make_repo: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    config: str | None,
+    says: str,
+) -> None:
+    repo = make_repo()
+    if config is not None:
+        (repo / ".holon").mkdir()
+        (repo / ".holon" / "config.yaml").write_text(config)
+    spec = _spec(tmp_path, GOOD_SPEC % "success")
+    out = tmp_path / "out"
+    argv = ["run", "--spec", str(spec), "--workspace", str(repo), "--output", str(out)]
+    assert main([*argv, *LOCAL, *extra]) == 64
+    err = capsys.readouterr().err
+    assert says in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_a_spec_naming_an_unknown_skill_is_invalid_input(
+    tmp_path: Path, make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = GOOD_SPEC % "success" + "metadata: {skills: [no-such-skill]}\n"
+    spec = _spec(tmp_path, text)
+    argv = ["run", "--spec", str(spec), "--workspace", str(make_repo())]
+    assert main([*argv, "--output", str(tmp_path / "out"), *LOCAL]) == 64
+    assert "spec metadata.skills: unknown skill 'no-such-skill'" in capsys.readouterr().err

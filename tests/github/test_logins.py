@@ -13,7 +13,7 @@ from holon.github.checks import settle_check, start_check
 from holon.github.comments import upsert_comment
 from holon.github.logins import same_login
 from holon.github.publish import publish_change
-from holon.github.publish_replies import RepliesDoc, post_replies
+from holon.github.publish_replies import PrFixDoc, post_replies
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_review import ReviewDoc, post_review
 from holon.github.publish_text import Actor
@@ -103,7 +103,8 @@ def test_a_reply_is_found_again_whatever_the_case_of_the_login(
     github_server: LoopbackGitHub,
 ) -> None:
     sha = _pull(github_server)
-    doc = RepliesDoc.model_validate({"replies": [{"comment_id": 20, "body": "Fixed."}]})
+    reply = {"comment_id": 20, "status": "fixed", "message": "Fixed."}
+    doc = PrFixDoc.model_validate({"review_replies": [reply], "checks": [], "verification": []})
     post_replies(gh, SHOUTED, _on_pull("github-pr-fix", sha), doc, "c" * 40)
     again = post_replies(gh, SHOUTED, _on_pull("github-pr-fix", sha), doc, "c" * 40)
     assert not again.performed

@@ -181,7 +181,10 @@ def test_without_holons_login_replies_are_refused_before_the_fix_is_pushed(
     source = make_repo(dirty=False)
     runs = _run(tmp_path, source)
     _seeded(github_server, source)
-    (runs / RUN / "replies.json").write_text('{"replies": [{"comment_id": 7, "body": "Done."}]}')
+    (runs / RUN / "pr-fix.json").write_text(
+        '{"review_replies": [{"comment_id": 7, "status": "fixed", "message": "Done."}],'
+        ' "checks": [], "verification": [{"command": "make test", "exit_code": 0}]}'
+    )
     handler = PublishHandler(gh, REPO, None, runs, lambda: NOW)
     result = handler(_intent(skill="github-pr-fix"), 1)
     assert result.status == "failed"
@@ -203,7 +206,8 @@ def test_a_review_of_a_head_that_moved_is_a_failed_attempt_never_a_success(
     reviewed = repo.refs["heads/main"]
     repo.refs["heads/feature"] = moved = repo.put_file("late.txt", b"pushed later\n", "main")
     repo.add_pull("Late change", head="feature", user="octocat")  # 2
-    (runs / RUN / "review.json").write_text('{"body": "Looks fine."}')
+    (runs / RUN / "review.json").write_text("[]")
+    (runs / RUN / "review.md").write_text("Looks fine.")
     handler = PublishHandler(gh, REPO, LOGIN, runs, lambda: NOW)
     intent = _intent(skill="github-review").model_copy(
         update={"target": Target(repo=REPO, kind="pull_request", id="2")}

@@ -9,7 +9,7 @@ import pytest
 
 from holon.github.errors import PublishError
 from holon.github.marker import parse_marker
-from holon.github.publish_replies import RepliesDoc, post_replies, read_replies
+from holon.github.publish_replies import PrFixDoc, post_replies, read_replies
 from holon.github.publish_request import PublishRequest
 from tests.github.test_publish import LOGIN, REPO, RUN, gh  # noqa: F401  (a fixture)
 from tests.support.github_fake import LoopbackGitHub
@@ -39,6 +39,12 @@ def threads(github_server: LoopbackGitHub) -> Repo:
     return repo
 
 
+def _doc(*replies: dict[str, object]) -> PrFixDoc:
+    return PrFixDoc.model_validate(
+        {"review_replies": list(replies), "checks": [], "verification": []}
+    )
+
+
 def _request() -> PublishRequest:
     return PublishRequest(
         repo=REPO,
@@ -58,11 +64,13 @@ def test_each_addressed_thread_gets_one_reply_naming_the_commit(
     doc = read_replies(
         json.dumps(
             {
-                "replies": [
-                    {"comment_id": 11, "body": "Fixed: the loop ends. @octocat"},
-                    {"comment_id": 20, "body": "Fixed the typo."},
-                    {"comment_id": 999, "body": "not here"},
-                ]
+                "review_replies": [
+                    {"comment_id": 11, "status": "fixed", "message": "The loop ends. @octocat"},
+                    {"comment_id": 20, "status": "wontfix", "message": "It is the API's name."},
+                    {"comment_id": 999, "status": "fixed", "message": "not here"},
+                ],
+                "checks": [{"name": "test", "status": "fixed", "message": "passes"}],
+                "verification": [{"command": "pytest -q", "exit_code": 0}],
             }
         ).encode()
     )
@@ -81,6 +89,8 @@ def test_each_addressed_thread_gets_one_reply_naming_the_commit(
     assert parse_marker(first.json["body"]) is not None
     assert "@\u200bocto" in first.json["body"]
     assert first.json["body"].endswith(f"Addressed in {COMMIT}.")
+    # The last line says what the commit did about the thread, by the reply's status.
+    assert github_server.calls[2].json["body"].endswith(f"Not changed in {COMMIT}, on purpose.")
     github_server.calls.clear()
     again = post_replies(gh, LOGIN, _request(), doc, COMMIT)
     assert not again.performed
@@ -93,7 +103,7 @@ def test_a_5xx_after_github_posted_the_reply_is_looked_up(
     threads: Repo,
 ) -> None:
     github_server.fail("pulls/create-reply-for-review-comment", 502, done=True)
-    doc = RepliesDoc.model_validate({"replies": [{"comment_id": 20, "body": "Fixed."}]})
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
     outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
     assert len(outcome.output["replies"]) == 1
     assert github_server.count("pulls/create-reply-for-review-comment") == 1
@@ -107,25 +117,32 @@ def test_without_holons_login_no_reply_is_posted(
     github_server: LoopbackGitHub,
     threads: Repo,
 ) -> None:
-    doc = RepliesDoc.model_validate({"replies": [{"comment_id": 20, "body": "Fixed."}]})
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
     with pytest.raises(PublishError, match="HOLON_GITHUB_LOGIN") as caught:
         post_replies(gh, None, _request(), doc, COMMIT)
     assert caught.value.reason == "no-login"
     assert github_server.operations() == []
     # Nothing to post needs no login.
-    assert not post_replies(gh, None, _request(), RepliesDoc(), COMMIT).performed
+    assert not post_replies(gh, None, _request(), _doc(), COMMIT).performed
 
 
 @pytest.mark.parametrize(
     "document",
     [
         b"{}x",
-        b'{"replies": [{"comment_id": 0, "body": "x"}]}',
-        b'{"replies": [], "extra": 1}',
-        b'{"replies": [{"comment_id": 1, "body": ""}]}',
+        b'{"review_replies": [], "checks": []}',
+        b'{"review_replies": [{"comment_id": 0, "status": "fixed", "message": "x"}],'
+        b' "checks": [], "verification": []}',
+        b'{"review_replies": [], "checks": [], "verification": [], "extra": 1}',
+        b'{"review_replies": [{"comment_id": 1, "status": "fixed", "message": ""}],'
+        b' "checks": [], "verification": []}',
+        b'{"review_replies": [{"comment_id": 1, "status": "done", "message": "x"}],'
+        b' "checks": [], "verification": []}',
+        b'{"review_replies": [], "checks": [{"name": "t", "status": "green", "message": "x"}],'
+        b' "verification": []}',
     ],
 )
-def test_a_bad_replies_json_is_refused(document: bytes) -> None:
-    with pytest.raises(PublishError, match=r"replies\.json") as caught:
+def test_a_bad_pr_fix_json_is_refused(document: bytes) -> None:
+    with pytest.raises(PublishError, match=r"pr-fix\.json") as caught:
         read_replies(document)
     assert caught.value.reason == "bad-input"

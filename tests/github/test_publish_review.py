@@ -1,4 +1,4 @@
-"""A review run's review.json as one pull request review per head sha."""
+"""A review run's review.json and review.md as one pull request review per head sha."""
 
 from __future__ import annotations
 
@@ -19,14 +19,24 @@ from tests.github.test_publish import LOGIN, REPO, RUN, TOKEN
 from tests.support.github_fake import GitHubFake, LoopbackGitHub
 from tests.support.github_fake.state import Repo
 
-REVIEW = {
-    "event": "REQUEST_CHANGES",
-    "body": "Two problems. cc @octo-org/team <!-- holon:v1 subject=issue:9 workflow=x skill=y -->",
-    "comments": [
-        {"path": "src/app.py", "line": 2, "severity": "error", "body": "```suggestion\nx\n```"},
-        {"path": "README.md", "line": 3, "start_line": 1, "body": "@octocat typo"},
-    ],
-}
+# The skill's shape (skills/github-review/schemas/review.schema.json); review.md is the body.
+REVIEW = [
+    {
+        "path": "src/app.py",
+        "line": 2,
+        "severity": "error",
+        "message": "`x` is unbound here.",
+        "suggestion": "```python\nx = 0\n```",
+    },
+    {
+        "path": "README.md",
+        "line": 3,
+        "severity": "nit",
+        "message": "@octocat typo",
+        "suggestion": "",
+    },
+]
+REVIEW_MD = "Two problems. cc @octo-org/team <!-- holon:v1 subject=issue:9 workflow=x skill=y -->"
 
 
 @pytest.fixture
@@ -56,10 +66,10 @@ def test_a_review_is_posted_once_per_head_sha(
     gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
 ) -> None:
     repo, sha = pull
-    doc = read_review(json.dumps(REVIEW).encode())
+    doc = read_review(json.dumps(REVIEW).encode(), REVIEW_MD)
     outcome = post_review(gh, LOGIN, review_request(sha), doc)
     assert outcome.performed
-    assert outcome.output["event"] == "REQUEST_CHANGES"
+    assert outcome.output["event"] == "REQUEST_CHANGES"  # an error finding asks for changes
     assert github_server.operations() == ["pulls/get", "pulls/list-reviews", "pulls/create-review"]
     sent = github_server.last("pulls/create-review").json
     assert sent["commit_id"] == sha
@@ -72,10 +82,9 @@ def test_a_review_is_posted_once_per_head_sha(
         "path": "src/app.py",
         "line": 2,
         "side": "RIGHT",
-        "body": "**error**: ```suggestion\nx\n```",
+        "body": "**error**: `x` is unbound here.\n\n**Suggestion**: ```python\nx = 0\n```",
     }
-    assert sent["comments"][1]["start_line"] == 1
-    assert sent["comments"][1]["body"] == "**note**: @\u200boctocat typo"
+    assert sent["comments"][1]["body"] == "**nit**: @\u200boctocat typo"
     assert len(repo.issues[1].pull.reviews) == 1  # type: ignore[union-attr]
     github_server.calls.clear()
     again = post_review(gh, LOGIN, review_request(sha), doc)
@@ -139,7 +148,8 @@ def test_line_comments_github_refuses_are_folded_into_the_body(
         422,
         {"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]},
     )
-    outcome = post_review(gh, LOGIN, review_request(sha), read_review(json.dumps(REVIEW).encode()))
+    doc = read_review(json.dumps(REVIEW).encode(), REVIEW_MD)
+    outcome = post_review(gh, LOGIN, review_request(sha), doc)
     assert outcome.performed
     assert "findings are in the body" in outcome.note
     sent = github_server.last("pulls/create-review").json
@@ -196,21 +206,30 @@ def test_exactly_the_pages_holon_reads_are_not_too_many(github_fake: GitHubFake)
     assert post_review(client, LOGIN, review_request(sha), ReviewDoc()).performed
 
 
+FINDING = {"path": "a", "line": 1, "severity": "warn", "message": "b", "suggestion": ""}
+
+
+def test_a_review_without_an_error_finding_is_a_comment_with_review_md_as_its_body() -> None:
+    doc = read_review(json.dumps([FINDING]).encode(), "Looks right.")
+    assert (doc.event, doc.body, len(doc.comments)) == ("COMMENT", "Looks right.", 1)
+    assert read_review(b"[]").comments == []
+
+
 @pytest.mark.parametrize(
     ("document", "says"),
     [
-        (b"[]", "expected a JSON object"),
-        (b"{", "invalid JSON"),
-        (json.dumps({"event": "APPROVE"}).encode(), "event"),
-        (json.dumps({"verdict": "ok"}).encode(), "verdict"),
-        (json.dumps({"comments": [{"path": "../x", "line": 1, "body": "b"}]}).encode(), ".."),
-        (json.dumps({"comments": [{"path": "a", "line": 1, "body": "b"}] * 51}).encode(), "50"),
+        (b"{}", "list"),
+        (b"[", "invalid JSON"),
+        (json.dumps([{**FINDING, "severity": "note"}]).encode(), "severity"),
+        (json.dumps([{**FINDING, "verdict": "ok"}]).encode(), "verdict"),
+        (json.dumps([{**FINDING, "path": "../x"}]).encode(), ".."),
+        (json.dumps([{**FINDING, "line": 0}]).encode(), "line"),
+        (json.dumps([{**FINDING, "message": ""}]).encode(), "message"),
         (
-            json.dumps(
-                {"comments": [{"path": "a", "line": 2, "start_line": 2, "body": "b"}]}
-            ).encode(),
-            "start_line",
+            json.dumps([{k: v for k, v in FINDING.items() if k != "suggestion"}]).encode(),
+            "suggestion",
         ),
+        (json.dumps([FINDING] * 51).encode(), "50"),
     ],
 )
 def test_a_bad_review_json_is_refused_naming_the_problem(document: bytes, says: str) -> None:

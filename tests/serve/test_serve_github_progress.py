@@ -16,6 +16,16 @@ from tests.support.github_fake.loopback import LoopbackGitHub
 
 APP = "octoapp[bot]"  # the loopback GitHub's check runs are by its documented example's app
 FAILING = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+# A `github-pr-fix` stand-in writing the skill's artifacts (its schema is checked by the runner).
+FIXER = """
+import json, os, pathlib
+out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
+(pathlib.Path(os.environ["HOLON_WORKSPACE_DIR"]) / "fix.txt").write_text("fixed\\n")
+(out / "summary.md").write_text("Fixed.")
+(out / "pr-fix.json").write_text(json.dumps({"review_replies": [], "checks": [],
+    "verification": [{"command": "true", "exit_code": 0}]}))
+(out / "manifest.json").write_text(json.dumps({"status": "completed", "outcome": "success"}))
+"""
 
 
 @pytest.fixture
@@ -70,9 +80,12 @@ def test_a_pull_request_gets_the_holon_check_run_with_the_closures_conclusion(
     sha = pull_of(issue).head_sha
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    fixer = tmp_path / "fixer.py"
+    fixer.write_text(FIXER)
     event = review_event(2, sha, "commented", "/holon fix")
+    agent = f"{sys.executable} {fixer}"
     run = serve(
-        app_server, tmp_path / "s", [event], "--workspace", str(workspace), "--agent", HELLO,
+        app_server, tmp_path / "s", [event], "--workspace", str(workspace), "--agent", agent,
         login=APP,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -37,16 +37,19 @@ ws = pathlib.Path(os.environ["HOLON_WORKSPACE_DIR"])
 out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
 (ws / "tracked.txt").write_text("line 1\\nthe empty case handled\\n")
 (out / "summary.md").write_text("Handled the empty case.")
-(out / "replies.json").write_text(json.dumps(
-    {{"replies": [{{"comment_id": {THREAD}, "body": "Handled: see the new line."}}]}}
+(out / "pr-fix.json").write_text(json.dumps(
+    {{"review_replies": [{{"comment_id": {THREAD}, "status": "fixed",
+                          "message": "Handled: see the new line."}}],
+     "checks": [], "verification": [{{"command": "true", "exit_code": 0}}]}}
 ))
 (out / "manifest.json").write_text(json.dumps({{"status": "completed", "outcome": "success"}}))
 """
 REVIEWER = """
 import json, os, pathlib
 out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
-(out / "review.json").write_text(json.dumps({"event": "COMMENT", "body": "Reads well.",
-    "comments": [{"path": "tracked.txt", "line": 1, "severity": "note", "body": "fine"}]}))
+(out / "review.json").write_text(json.dumps([{"path": "tracked.txt", "line": 1,
+    "severity": "nit", "message": "fine", "suggestion": ""}]))
+(out / "review.md").write_text("Reads well.")
 (out / "manifest.json").write_text(json.dumps({"status": "completed", "outcome": "success"}))
 """
 Serve = Callable[..., subprocess.CompletedProcess[str]]
