@@ -14,6 +14,11 @@ listed = sorted(os.listdir(context))
 with open(os.path.join(out, "context-files.json"), "w") as handle:
     json.dump(listed, handle)
 artifacts.append({"name": "context-files", "path": "context-files.json"})
+# What github-issue-solve declares and requires: a summary and a change.
+with open(os.path.join(out, "summary.md"), "w") as handle:
+    handle.write("Read the context.\n")
+with open(os.path.join(os.environ["HOLON_WORKSPACE_DIR"], "CONTEXT_SEEN"), "w") as handle:
+    handle.write("\n".join(listed) + "\n")
 manifest = {"status": "completed", "outcome": "success", "artifacts": artifacts}
 with open(os.path.join(out, "manifest.json"), "w") as handle:
     json.dump(manifest, handle)

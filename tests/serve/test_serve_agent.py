@@ -83,6 +83,9 @@ def test_secrets_reach_the_agent_and_no_record(tmp_path: Path) -> None:
         "import json, os\n"
         "out = os.environ['HOLON_OUTPUT_DIR']\n"
         "ok = os.environ.get('MODEL_KEY') == 'sk-ant-forwarded-0123456789abcdef'\n"
+        "open(os.path.join(out, 'summary.md'), 'w').write('done')\n"
+        "ws = os.environ['HOLON_WORKSPACE_DIR']\n"
+        "open(os.path.join(ws, 'calc.py'), 'a').write('# changed')\n"
         "json.dump({'status': 'completed', 'outcome': 'success' if ok else 'failure',"
         " 'metadata': {'engine': {'model': os.environ.get('HOLON_MODEL')}}},"
         " open(os.path.join(out, 'manifest.json'), 'w'))\n"
@@ -92,7 +95,7 @@ def test_secrets_reach_the_agent_and_no_record(tmp_path: Path) -> None:
         "--agent-env", "HOLON_MODEL=claude-test",
         MODEL_KEY="sk-ant-forwarded-0123456789abcdef",
     )  # fmt: skip
-    assert done.returncode in (0, 3), done.stderr
+    assert done.returncode in (0, 3), done.stdout + done.stderr
     (run_dir,) = (tmp_path / "state.runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["outcome"] == "success"
