@@ -79,13 +79,68 @@ def test_a_second_build_reuses_the_image(docker_client: Any, holon_image: str) -
     assert time.monotonic() - started < 30
 
 
-def test_probe_hello_agent_until_holon_agent_is_merged(holon_image: str, tmp_path: Path) -> None:
-    """`holon probe` through the docker backend, the entrypoint overridden with the bundled hello
-    agent. TODO(lead): once `holon agent` is on main, drop `--agent` here so the probe goes
-    through the image's own entrypoint, `holon agent --probe`."""
-    probe = holon_cli("probe", "--image", holon_image, "--agent", HELLO_AGENT, cwd=tmp_path)
+REPLAY_ENV = "  env:\n    HOLON_ENGINE: replay\n    HOLON_REPLAY_SESSION: example:solve-calc\n"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "solve" / "project"
+
+
+def _spec(tmp_path: Path, env: str = REPLAY_ENV) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "version: v1\nkind: Holon\nmetadata:\n  name: image-solve\n"
+        "  skills: [github-issue-solve]\ncontext:\n" + env + "goal:\n"
+        "  description: add() returns the difference instead of the sum; fix it\n"
+        "  issue_id: 1\n"
+    )
+    return spec
+
+
+def test_the_images_own_entrypoint_probes_holon_agent(holon_image: str, tmp_path: Path) -> None:
+    """`holon probe` through the docker backend and the image's entrypoint, `holon agent
+    --probe`: ready with the replay engine's session, not ready (naming why) without."""
+    probe = holon_cli("probe", "--image", holon_image, "--spec", str(_spec(tmp_path)), cwd=tmp_path)
     assert probe.returncode == 0, probe.stdout + probe.stderr
     assert "probe ok" in probe.stdout
+    bare = _spec(tmp_path / "bare", env="  env: {HOLON_ENGINE: builtin}\n")
+    refused = holon_cli("probe", "--image", holon_image, "--spec", str(bare), cwd=tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "ANTHROPIC_API_KEY" in refused.stdout + refused.stderr
+
+
+def test_a_replayed_skill_run_in_the_image_fixes_the_demo_project(
+    holon_image: str, tmp_path: Path
+) -> None:
+    """github-issue-solve by `holon agent` in the image through the docker backend, the bundled
+    session replayed: its commands run for real in the container, the test fails, the fix
+    lands, the test passes, and the runner judges and records it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for source in DEMO.iterdir():
+        (repo / source.name).write_text(source.read_text())
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run([*git, *step], check=True)
+    out = tmp_path / "out"
+    run = holon_cli(
+        "run", "--runtime", "docker", "--image", holon_image, "--network", "none",
+        "--spec", str(_spec(tmp_path)), "--workspace", str(repo), "--output", str(out),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["status"], manifest["outcome"]) == ("completed", "success")
+    assert manifest["metadata"]["engine"]["model"] == "recorded-session"
+    commands = [
+        json.loads(x) for x in (out / "evidence" / "commands.ndjson").read_text().splitlines()
+    ]
+    assert [c["exit_code"] for c in commands] == [1, 0]
+    assert "FAILED" in commands[0]["output_tail"]
+    patch = (out / "diff.patch").read_text()
+    assert "+    return a + b" in patch
+    assert "__pycache__" not in patch
+    record = json.loads((out / "run.json").read_text())
+    assert record["runtime"] == "docker"
+    assert record["closure"]["lifecycle_outcome"] == "finished"
 
 
 def test_a_probe_that_fails_in_the_image_fails(holon_image: str, tmp_path: Path) -> None:
