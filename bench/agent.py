@@ -399,7 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     return max(code, report_memory(memory, smoke=args.smoke))
 
 
-def time_both(work: Path, template: Path, session: Session, rounds: int) -> tuple[Any, Any]:
+def time_both(
+    work: Path, template: Path, session: Session, rounds: int
+) -> tuple[list[float], list[float]]:
     """The checked warm-up of each side, then `rounds` alternating timed runs of both."""
     layout = make_layout(work / "check-holon", template, session)
     check_holon_run(layout, session, run_holon(layout, session))
