@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from bench import closure, docker_run, gateway, github, listener, serve, snapshot
+from bench import agent, closure, docker_run, gateway, github, listener, serve, snapshot
+from holon.agent.conversation import ModelTurn
 
 
 def test_snapshot_benchmark_runs(tmp_path: Path) -> None:
@@ -75,3 +77,33 @@ def test_github_benchmark_runs_and_meets_the_documented_calls(
         "facts: checks on a sha",
     ):
         assert any(row.startswith(effect) for row in rows), effect
+
+
+def test_agent_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Quick mode: a 6-turn session timed once, then 6 and 12 turns as fresh processes.
+    assert agent.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "verified: holon agent succeeded with 3 commands; the baseline ran 3" in out
+    peaks = re.findall(r"turns, +\d+ commands: peak RSS +([\d.]+) MiB", out)
+    assert len(peaks) == 2
+    # A Python process with pydantic loaded: tens of MiB, not zero, not gigabytes.
+    assert all(10 < float(peak) < 500 for peak in peaks)
+    written = re.findall(r"evidence/transcript.ndjson (\d+) KiB", out)
+    assert len(written) == 2
+    assert int(written[1]) > int(written[0]) > 0
+
+
+def test_agent_benchmark_session_has_the_issue_shape(tmp_path: Path) -> None:
+    for turns, commands in ((30, 20), (300, 200)):
+        session = agent.make_session(tmp_path / f"{turns}.ndjson", turns, commands)
+        lines = session.path.read_text().splitlines()
+        recorded = [ModelTurn.model_validate_json(line) for line in lines]
+        assert len(recorded) == turns
+        tools = [turn.tool_calls[0].name if turn.tool_calls else None for turn in recorded]
+        assert tools.count("shell") == commands
+        assert tools[-1] == "finish"
+        assert tools.count("finish") == 1
+        assert {"view", "edit", None} <= set(tools)
+        # No interpreter starts in the commands (the baseline would be all start-up).
+        arguments = [call.arguments for turn in recorded for call in turn.tool_calls]
+        assert not any("python" in str(args) for args in arguments)
