@@ -41,8 +41,8 @@ if os.environ["MODE"] == "solve":
     (ws / "README").write_text("Hello World\\nfixed by the agent\\n")
     (out / "summary.md").write_text("Fixed the spelling.")
 else:
-    review = {"event": "COMMENT", "body": "Looks fine.", "comments": []}
-    (out / "review.json").write_text(json.dumps(review))
+    (out / "review.json").write_text("[]")  # no finding: a comment review
+    (out / "review.md").write_text("Looks fine.")
 (out / "manifest.json").write_text(json.dumps({"status": "completed", "outcome": "success"}))
 """
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
