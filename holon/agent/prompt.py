@@ -17,9 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
-
 from holon.agent.context import DELIMITER, read_context
 from holon.contract.layout import CONTEXT_DIR, PROMPTS_DIR
 from holon.contract.spec import Spec
@@ -27,6 +24,7 @@ from holon.errors import InvalidInput
 from holon.fsutil import read_regular_at
 from holon.markdown import clean
 from holon.skills.catalog import Skill
+from holon.skills.prompt import render_prompt
 from holon.templating import render
 
 SKILL_PROMPT = "prompt.md.j2"
@@ -95,21 +93,11 @@ def skill_instructions(skill: Skill, spec: Spec, inputs: Mapping[str, str]) -> s
     source = _read_optional(skill.directory, SKILL_PROMPT, MAX_SKILL_PROMPT, where)
     if source is None:
         return skill.description
-    env = SandboxedEnvironment(
-        autoescape=False,  # text for a model, not HTML
-        undefined=jinja2.Undefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
+    # One renderer for skill prompts (holon/skills/prompt.py: the immutable sandbox, bounded),
+    # the same `inputs`, `goal` and `skill` every shipped template is tested with.
+    text = render_prompt(
+        source, inputs=inputs, goal=spec.goal.description, skill=skill.name, source=where
     )
-    goal = {"description": spec.goal.description, "issue_id": spec.goal.issue_id}
-    try:
-        template = env.from_string(source)
-        text = template.render(inputs=dict(inputs), goal=goal, skill={"name": skill.name})
-    except jinja2.TemplateSyntaxError as exc:
-        raise InvalidInput(f"{where}: line {exc.lineno}: {exc.message}") from None
-    except (jinja2.TemplateError, RecursionError, ArithmeticError, TypeError) as exc:
-        raise InvalidInput(f"{where}: {exc.__class__.__name__}: {exc}") from None
     return text.strip()
 
 

@@ -60,7 +60,7 @@ def _layout(tmp_path: Path, skills: str = "solve", **kwargs: Any) -> Layout:
     folder = layout.input / "skills" / "solve"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(SOLVE_SKILL)
-    (folder / "prompt.md.j2").write_text("Solve issue {{ inputs.issue }}: {{ goal.description }}\n")
+    (folder / "prompt.md.j2").write_text("Solve issue {{ inputs.issue }}: {{ goal }}\n")
     return layout
 
 
@@ -241,7 +241,7 @@ BAD_SKILL = "---\nname: solve\ndescription: [unclosed\n---\n"
         ("unknown skill", "unknown skill 'nonesuch': not in the input's skills/ nor built in"),
         ("bad SKILL.md", "skills/solve/SKILL.md: frontmatter is not valid YAML"),
         ("host skill", "skill github-publish runs on the host"),
-        ("bad template", "skill solve: prompt.md.j2: line 1"),
+        ("bad template", "skill solve: prompt.md.j2: template syntax error at line 1"),
     ],
 )
 def test_bad_input_is_a_failure_manifest(

@@ -54,9 +54,7 @@ def _context(tmp_path: Path) -> Path:
 
 
 def test_the_layers(tmp_path: Path) -> None:
-    skill = _skill(
-        tmp_path, "Solve issue {{ inputs.issue }} ({{ inputs.mode }}): {{ goal.description }}."
-    )
+    skill = _skill(tmp_path, "Solve issue {{ inputs.issue }} ({{ inputs.mode }}): {{ goal }}.")
     prompts = tmp_path / "input" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "system.md").write_text("Caller rule: be brief.\n")
@@ -82,7 +80,7 @@ def test_a_skill_without_a_template_gives_its_description(tmp_path: Path) -> Non
     ("template", "problem"),
     [
         ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "skill demo: prompt.md.j2"),
-        ("{% for x in %}", "skill demo: prompt.md.j2: line 1"),
+        ("{% for x in %}", "skill demo: prompt.md.j2: template syntax error at line 1"),
         ("{{ range(10**9) | list }}", "skill demo: prompt.md.j2"),
     ],
 )
