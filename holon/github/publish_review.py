@@ -93,8 +93,9 @@ def post_review(
     doc: ReviewDoc,
     workflow: str = "holon",
 ) -> EffectOutcome:
-    """3 calls: the pull request, its reviews, the review (4 when its line comments are
-    refused and it is posted again with them in its body); none without Holon's login."""
+    """4 calls: the pull request, its reviews, its review threads (a finding one already raises
+    is not repeated), the review (5 when its line comments are refused and it is posted again
+    with them in its body); none without Holon's login."""
     login = require_login(login, "review")
     api = RepoApi(gh, request.repo)
     number, sha = request.number, request.base_sha
@@ -127,6 +128,7 @@ def post_review(
     if done is not None:
         return EffectOutcome("review", False, {**out, "review": done.get("id")}, "already reviewed")
     notes: list[str] = []
+    doc = _not_repeated(api, number, doc, notes)
     event = doc.event
     if event == "REQUEST_CHANGES" and same_login((pull.get("user") or {}).get("login"), login):
         event = "COMMENT"
@@ -153,6 +155,25 @@ def post_review(
     return EffectOutcome(
         "review", True, {**out, "review": made.get("id"), "event": event}, "; ".join(notes)
     )
+
+
+def _not_repeated(api: RepoApi, number: int, doc: ReviewDoc, notes: list[str]) -> ReviewDoc:
+    """The review without the findings a thread on the same line already raises: a review never
+    repeats an open thread. Whether a thread is resolved is GraphQL-only, so every thread on
+    that line counts as open; a resolved point is not raised again either."""
+    if not doc.comments:
+        return doc
+    threads = {
+        (str(c.get("path")), c.get("line") or c.get("original_line"))
+        for c in api.pages("pulls/list-review-comments", f"/pulls/{number}/comments")
+        if isinstance(c, dict) and not c.get("in_reply_to_id")
+    }
+    kept = [f for f in doc.comments if (f.path, f.line) not in threads]
+    if len(kept) == len(doc.comments):
+        return doc
+    dropped = len(doc.comments) - len(kept)
+    notes.append(f"{dropped} finding(s) on a line with a review thread already: not repeated")
+    return doc.model_copy(update={"comments": kept})
 
 
 def _comment(finding: Finding) -> dict[str, Any]:

@@ -70,7 +70,12 @@ def test_a_review_is_posted_once_per_head_sha(
     outcome = post_review(gh, LOGIN, review_request(sha), doc)
     assert outcome.performed
     assert outcome.output["event"] == "REQUEST_CHANGES"  # an error finding asks for changes
-    assert github_server.operations() == ["pulls/get", "pulls/list-reviews", "pulls/create-review"]
+    assert github_server.operations() == [
+        "pulls/get",
+        "pulls/list-reviews",
+        "pulls/list-review-comments",
+        "pulls/create-review",
+    ]
     sent = github_server.last("pulls/create-review").json
     assert sent["commit_id"] == sha
     assert parse_marker(sent["body"]) == parse_marker(
@@ -91,6 +96,26 @@ def test_a_review_is_posted_once_per_head_sha(
     assert not again.performed
     assert again.note == "already reviewed"
     assert "pulls/create-review" not in github_server.operations()
+
+
+def test_a_finding_an_open_thread_already_raises_is_not_repeated(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    repo, sha = pull
+    thread = {"id": 77, "user": "octocat", "body": "x is unbound", "path": "src/app.py"}
+    reply = {**thread, "id": 78, "in_reply_to_id": 77, "path": "README.md", "line": 1}
+    repo.issues[1].pull.review_comments.extend(  # type: ignore[union-attr]
+        [{**thread, "line": 2, "commit_id": sha}, {**reply, "commit_id": sha}]
+    )
+    doc = read_review(json.dumps(REVIEW).encode(), REVIEW_MD)
+    outcome = post_review(gh, LOGIN, review_request(sha), doc)
+    assert outcome.performed
+    assert outcome.note == "1 finding(s) on a line with a review thread already: not repeated"
+    sent = github_server.last("pulls/create-review").json
+    # src/app.py line 2 has a thread: only the other finding is posted (a reply starts none).
+    assert [(c["path"], c["line"]) for c in sent["comments"]] == [
+        (f["path"], f["line"]) for f in REVIEW if (f["path"], f["line"]) != ("src/app.py", 2)
+    ]
 
 
 def test_someone_elses_review_with_a_marker_does_not_count(
