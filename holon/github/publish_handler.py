@@ -38,7 +38,7 @@ from holon.github.publish import PublishPolicy, publish_change
 from holon.github.publish_api import RepoApi
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
 from holon.github.publish_names import valid_login, valid_run_id
-from holon.github.publish_replies import post_replies, read_replies
+from holon.github.publish_replies import PrFixDoc, post_replies, read_replies
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_review import post_review, read_review
 from holon.github.publish_text import Actor
@@ -143,6 +143,8 @@ class PublishHandler:
         replies = read_replies(art.pr_fix) if art.pr_fix is not None else None
         if request.skill == "github-pr-fix" and replies is not None and replies.review_replies:
             require_login(login, "replies")  # refused before the fix is pushed, not after
+            if not art.patch.strip():
+                return _replies_only(gh, login, request, replies, workflow)
         change = publish_change(gh, login, request, art.patch, art.summary, self.policy)
         if request.skill != "github-pr-fix" or replies is None:
             return change
@@ -150,6 +152,23 @@ class PublishHandler:
         note = "; ".join(n for n in (change.note, answered.note) if n)
         output = {**change.output, "replies": answered.output}
         return EffectOutcome("publish", change.performed or answered.performed, output, note)
+
+
+def _replies_only(
+    gh: github.Github, login: str | None, request: PublishRequest, doc: PrFixDoc, workflow: str
+) -> EffectOutcome:
+    """A fix that changed nothing (every thread answered wontfix, need-info or deferred): the
+    replies are posted on the head the run looked at, with no commit. A reply saying `fixed`
+    with nothing changed is a claim the run does not back: refused, nothing posted."""
+    claimed = [r.comment_id for r in doc.review_replies if r.status == "fixed"]
+    if claimed:
+        raise PublishError(
+            "bad-input",
+            f"pr-fix.json says comment {claimed[0]} is fixed, but the run changed nothing",
+        )
+    answered = post_replies(gh, login, request, doc, request.base_sha, workflow)
+    output = {"pull_request": request.number, "replies": answered.output}
+    return EffectOutcome("publish", answered.performed, output, answered.note or "replies only")
 
 
 def _output(outcome: EffectOutcome) -> EffectOutput | None:

@@ -75,7 +75,21 @@ class PublishPreviewHandler:
             raise PublishError("bad-input", f"run {run}'s record names another run")
         if skill == "github-review":
             return self._review(art, number)
+        if skill == "github-pr-fix" and art.pr_fix is not None and not art.patch.strip():
+            return self._replies_only(art.pr_fix, number)
         return self._change(art, skill, number)
+
+    def _replies_only(self, raw: bytes, number: int) -> dict[str, Any]:
+        doc = read_replies(raw)
+        claimed = [r.comment_id for r in doc.review_replies if r.status == "fixed"]
+        if claimed:
+            raise PublishError(
+                "bad-input",
+                f"pr-fix.json says comment {claimed[0]} is fixed, but the run changed nothing",
+            )
+        if not doc.review_replies:
+            raise PublishError("empty", "diff.patch is empty: the run changed nothing to publish")
+        return {"replies_on": f"pull request #{number}", "replies": len(doc.review_replies)}
 
     def _review(self, art: RunArtifacts, number: int) -> dict[str, Any]:
         if art.review is None:

@@ -124,3 +124,23 @@ def test_a_planted_link_in_the_run_directory_is_not_followed(tmp_path: Path) -> 
     assert result.status == "failed"
     assert result.error is not None
     assert "diff.patch" in result.error
+
+
+def _pr_fix(status: str) -> bytes:
+    reply = {"comment_id": 10, "status": status, "message": "Kept as it is."}
+    doc = {"review_replies": [reply], "checks": [], "verification": []}
+    return json.dumps(doc).encode()
+
+
+def test_a_fix_that_changed_nothing_previews_its_replies_alone(tmp_path: Path) -> None:
+    runs = _run(tmp_path, {})
+    (runs / RUN / "pr-fix.json").write_bytes(_pr_fix("wontfix"))
+    result = PublishPreviewHandler(runs, lambda: NOW)(_intent(skill="github-pr-fix"), 1)
+    assert result.status == "succeeded"
+    assert result.effect is not None
+    assert result.effect["would"] == {"replies_on": "pull request #1", "replies": 1}
+    (runs / RUN / "pr-fix.json").write_bytes(_pr_fix("fixed"))
+    refused = PublishPreviewHandler(runs, lambda: NOW)(_intent(skill="github-pr-fix"), 1)
+    assert refused.error == (
+        "publish bad-input: pr-fix.json says comment 10 is fixed, but the run changed nothing"
+    )

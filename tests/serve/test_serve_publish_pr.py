@@ -265,3 +265,47 @@ def test_a_fix_whose_pull_request_moved_before_publishing_is_refused_on_the_pr(
     assert (check["status"], check["conclusion"]) == ("completed", "failure")
     assert "pull request \\#2 moved" in check["output"]["summary"]
     assert theirs not in _holon_checks(repo)  # nobody's outcome is put on their commit
+
+
+def _answerer(status: str) -> str:
+    """A pr-fix agent that changes nothing and answers THREAD with `status`."""
+    return f"""
+import json, os, pathlib
+out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
+(out / "summary.md").write_text("Nothing to change.")
+(out / "pr-fix.json").write_text(json.dumps(
+    {{"review_replies": [{{"comment_id": {THREAD}, "status": "{status}",
+                          "message": "Kept as it is: the empty case cannot happen here."}}],
+     "checks": [], "verification": [{{"command": "true", "exit_code": 0}}]}}
+))
+(out / "manifest.json").write_text(json.dumps({{"status": "completed", "outcome": "success"}}))
+"""
+
+
+def test_a_fix_that_changes_nothing_posts_its_replies_without_a_commit(
+    app_server: LoopbackGitHub, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = app_server.state.repos[REPO]
+    workspace = make_repo(dirty=False)
+    issue, head = _holon_pr(repo, workspace)
+    done = _server(app_server, tmp_path, workspace, _answerer("wontfix"))(
+        [_changes_requested(head)]
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.refs[f"heads/{BRANCH}"] == head  # no commit pushed
+    replies = [c for c in _pull(issue).review_comments if c.get("in_reply_to_id")]
+    assert [(r["in_reply_to_id"], r["user"]) for r in replies] == [(THREAD, APP)]
+    assert f"Not changed in {head}, on purpose." in replies[0]["body"]
+
+
+def test_a_fixed_reply_with_nothing_changed_is_refused_and_nothing_posted(
+    app_server: LoopbackGitHub, tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = app_server.state.repos[REPO]
+    workspace = make_repo(dirty=False)
+    issue, head = _holon_pr(repo, workspace)
+    done = _server(app_server, tmp_path, workspace, _answerer("fixed"))([_changes_requested(head)])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"pr-fix.json says comment {THREAD} is fixed, but the run changed nothing" in done.stdout
+    assert repo.refs[f"heads/{BRANCH}"] == head
+    assert not [c for c in _pull(issue).review_comments if c.get("in_reply_to_id")]
