@@ -32,5 +32,6 @@ def test_the_main_job_runs_offline_and_reports_the_fix() -> None:
     assert '"outcome": "success"' in out
     assert "+    return a + b" in out
     assert "Outcome: finished (closure completed" in out
+    assert "command 2 `python3 -m unittest -v` exited 0" in out  # the handoff's evidence
     assert "draft pull request: Fix #1: add() returns the difference instead of the sum" in out
     assert "modify calc.py" in out
