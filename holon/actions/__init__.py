@@ -1,0 +1,1 @@
+"""The GitHub Actions runtime edge: workflow commands, the step's output and summary files."""
