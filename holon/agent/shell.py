@@ -12,7 +12,6 @@ printing gigabytes costs the cap in memory, never more.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import selectors
 import shutil
@@ -29,7 +28,6 @@ _CHUNK = 256 * 1024
 _DRAIN_SECONDS = 1.0
 # Without a pidfd, how often the loop looks whether the shell exited.
 _POLL_SECONDS = 0.02
-PR_SET_DUMPABLE = 4
 
 
 @dataclass(frozen=True)
@@ -214,14 +212,3 @@ def _has_exited(pid: int) -> bool:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def hide_own_environment() -> bool:
-    """Make this process's /proc files (its environ, its memory) unreadable to the commands it
-    runs: they share its user, and its environment holds the model's key. Linux only, best
-    effort; execve gives each command its own, ordinary flag back. True when it took effect."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False

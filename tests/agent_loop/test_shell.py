@@ -165,9 +165,10 @@ def test_a_command_cannot_read_the_agents_environment_through_proc() -> None:
         r"""
         import sys
         from pathlib import Path
-        from holon.agent.shell import hide_own_environment, run_command
+        from holon.agent.hygiene import make_non_dumpable
+        from holon.agent.shell import run_command
         if sys.argv[1] == "hide":
-            assert hide_own_environment()
+            assert make_non_dumpable()
         run = run_command("tr '\\0' '\\n' < /proc/$PPID/environ", cwd=Path("/"),
                           env={"PATH": "/usr/bin:/bin"}, limit=10, cap=100000)
         print(run.exit_code)

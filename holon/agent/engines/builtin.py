@@ -28,8 +28,8 @@ from holon.agent.conversation import (
     UserMessage,
 )
 from holon.agent.engine import EngineResult, EngineTask, Finish, Recorder, Stop
+from holon.agent.hygiene import make_non_dumpable
 from holon.agent.providers.base import Provider, ProviderError
-from holon.agent.shell import hide_own_environment
 from holon.agent.tools import Toolbox, ToolOutcome
 from holon.templating import render
 
@@ -61,7 +61,7 @@ class BuiltinEngine:
     def run(self, task: EngineTask, recorder: Recorder) -> EngineResult:
         # Commands run as this process's user: keep its environment (the model's key) out of
         # their reach through /proc.
-        hide_own_environment()
+        make_non_dumpable()
         return _Loop(self, task, recorder).run()
 
 
