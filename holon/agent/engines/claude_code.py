@@ -23,14 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from holon.agent.conversation import Usage
-from holon.agent.engine import EngineResult, EngineTask, Recorder, Stop
+from holon.agent.engine import EngineTask, Stop
 from holon.agent.engines import cli_finish
 from holon.agent.engines.cli_engine import (
-    cli_environment,
-    drive,
+    CliEngine,
+    StreamParser,
     exit_reason,
     find_executable,
-    secrets_of,
 )
 from holon.agent.engines.cli_evidence import CliRecorder
 from holon.agent.engines.cli_process import CliExit
@@ -207,21 +206,11 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class ClaudeCodeEngine:
+class ClaudeCodeEngine(CliEngine):
     name = "claude-code"
-
-    def __init__(
-        self,
-        *,
-        executable: str | None,
-        credentials: Mapping[str, str],
-        settings: Mapping[str, str],
-        model: str | None = None,
-    ) -> None:
-        self.executable = executable
-        self.credentials = dict(credentials)
-        self.settings = dict(settings)
-        self.model = model
+    executable_name = EXECUTABLE
+    product = "Claude Code"
+    credential_names = CREDENTIALS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], model: str | None = None) -> ClaudeCodeEngine:
@@ -237,13 +226,6 @@ class ClaudeCodeEngine:
             settings=settings,
             model=model,
         )
-
-    def missing(self) -> str | None:
-        if self.executable is None:
-            return f"the {EXECUTABLE} CLI (Claude Code) is not on PATH"
-        if not self.credentials:
-            return " or ".join(CREDENTIALS) + " is not set"
-        return None
 
     def command(self, task: EngineTask) -> tuple[list[str], str]:
         """The argv and the prompt piped to it."""
@@ -267,21 +249,5 @@ class ClaudeCodeEngine:
             system = None
         return argv, cli_finish.prompt(task.user, task.output, system=system)
 
-    def run(self, task: EngineTask, recorder: Recorder) -> EngineResult:
-        lacking = self.missing()
-        if lacking is not None:
-            return EngineResult(stop="error", error=lacking, model=self.model)
-        evidence = CliRecorder(
-            recorder, self.name, secrets_of(self.credentials), task.budgets.max_tokens
-        )
-        argv, stdin = self.command(task)
-        return drive(
-            task,
-            recorder,
-            engine=self.name,
-            argv=argv,
-            env=cli_environment(task.command_env, self.credentials, self.settings),
-            stdin=stdin,
-            parser=ClaudeStream(evidence, task.budgets.max_turns, self.model),
-            evidence=evidence,
-        )
+    def parser(self, evidence: CliRecorder, task: EngineTask) -> StreamParser:
+        return ClaudeStream(evidence, task.budgets.max_turns, self.model)

@@ -136,3 +136,60 @@ def exit_reason(name: str, exit: CliExit) -> str:
 
 def secrets_of(credentials: Mapping[str, str]) -> Iterable[str]:
     return [value for value in credentials.values() if value]
+
+
+class CliEngine:
+    """What both CLI engines share: the CLI found on PATH, its credentials, readiness, and a run
+    through `drive`. A subclass names its CLI and gives its argv (`command`) and its stream's
+    parser (`parser`)."""
+
+    name: str
+    executable_name: str
+    product: str  # how `missing()` names the CLI
+    credential_names: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        executable: str | None,
+        credentials: Mapping[str, str],
+        settings: Mapping[str, str],
+        model: str | None = None,
+    ) -> None:
+        self.executable = executable
+        self.credentials = dict(credentials)
+        self.settings = dict(settings)
+        self.model = model
+
+    def missing(self) -> str | None:
+        if self.executable is None:
+            return f"the {self.executable_name} CLI ({self.product}) is not on PATH"
+        if not self.credentials:
+            return " or ".join(self.credential_names) + " is not set"
+        return None
+
+    def command(self, task: EngineTask) -> tuple[list[str], str]:
+        """The argv and the prompt piped to it."""
+        raise NotImplementedError
+
+    def parser(self, evidence: CliRecorder, task: EngineTask) -> StreamParser:
+        raise NotImplementedError
+
+    def run(self, task: EngineTask, recorder: Recorder) -> EngineResult:
+        lacking = self.missing()
+        if lacking is not None:
+            return EngineResult(stop="error", error=lacking, model=self.model)
+        evidence = CliRecorder(
+            recorder, self.name, secrets_of(self.credentials), task.budgets.max_tokens
+        )
+        argv, stdin = self.command(task)
+        return drive(
+            task,
+            recorder,
+            engine=self.name,
+            argv=argv,
+            env=cli_environment(task.command_env, self.credentials, self.settings),
+            stdin=stdin,
+            parser=self.parser(evidence, task),
+            evidence=evidence,
+        )
