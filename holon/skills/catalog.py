@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Protocol
 
@@ -214,7 +215,10 @@ def skill_folders(root: Path) -> list[Path]:
     return found
 
 
+@cache
 def default_catalog() -> DirectoryCatalog:
+    """The built-in skills, read once per process: every folder is read whole, and the shipped
+    folders do not change while Holon runs."""
     from holon.packaged import data_dir
 
     return DirectoryCatalog(data_dir("skills"))
