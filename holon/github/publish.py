@@ -53,6 +53,21 @@ class PublishPolicy(BaseModel):
     max_bytes: int = Field(default=50 * MIB, ge=1, le=500 * MIB)
 
 
+def checked_changes(patch: bytes, policy: PublishPolicy) -> list[FileChange]:
+    """The patch's changes, every check that needs no API passed (size, paths, modes, workflow
+    files); PublishError naming the first that fails. Publishing and its preview both use it."""
+    if len(patch) > policy.max_patch_bytes:
+        raise PublishError(
+            "too-large",
+            f"diff.patch is larger than {policy.max_patch_bytes} bytes (max_patch_bytes)",
+        )
+    changes = parse_patch(patch, policy.max_files)
+    if not changes:
+        raise PublishError("empty", "diff.patch is empty: the run changed nothing to publish")
+    check_declared(changes, policy.allow_workflow_changes)
+    return changes
+
+
 def publish_change(
     gh: github.Github,
     login: str | None,
@@ -63,15 +78,7 @@ def publish_change(
 ) -> EffectOutcome:
     """Publish `patch` as `request` says; PublishError (nothing pushed) when it cannot be."""
     policy = policy or PublishPolicy()
-    if len(patch) > policy.max_patch_bytes:
-        raise PublishError(
-            "too-large",
-            f"diff.patch is larger than {policy.max_patch_bytes} bytes (max_patch_bytes)",
-        )
-    changes = parse_patch(patch, policy.max_files)
-    if not changes:
-        raise PublishError("empty", "diff.patch is empty: the run changed nothing to publish")
-    check_declared(changes, policy.allow_workflow_changes)
+    changes = checked_changes(patch, policy)
     api = RepoApi(gh, request.repo)
     if request.kind == "pull_request":
         branch = pull_branch(api, request)

@@ -18,12 +18,11 @@ from typing import Any
 from holon.executor.handlers import Handler, result_of
 from holon.executor.result import ActionResult
 from holon.github.errors import PublishError
-from holon.github.publish import PublishPolicy
+from holon.github.publish import PublishPolicy, checked_changes
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
-from holon.github.publish_checks import check_declared
 from holon.github.publish_handler import PUBLISHED, SKILL
 from holon.github.publish_names import branch_for, valid_run_id
-from holon.github.publish_patch import FileChange, parse_patch
+from holon.github.publish_patch import FileChange
 from holon.github.publish_replies import read_replies
 from holon.github.publish_review import read_review
 from holon.github.publish_text import commit_message, title
@@ -103,12 +102,7 @@ class PublishPreviewHandler:
 
     def _change(self, art: RunArtifacts, skill: str, number: int) -> dict[str, Any]:
         policy = self.policy
-        if len(art.patch) > policy.max_patch_bytes:
-            raise PublishError("too-large", f"diff.patch is larger than {policy.max_patch_bytes}")
-        changes = parse_patch(art.patch, policy.max_files)
-        if not changes:
-            raise PublishError("empty", "diff.patch is empty: the run changed nothing to publish")
-        check_declared(changes, policy.allow_workflow_changes)
+        changes = checked_changes(art.patch, policy)
         kind = "issue" if skill == "github-issue-solve" else "pull_request"
         subject_title = (self.title_of(number) if self.title_of else None) or ""
         closes = policy.link == "fixes"
