@@ -85,7 +85,10 @@ class Snapshot:
         index = git_dir / "index"
         start = self.private_git / "start.index"
         if start.is_file() and not start.is_symlink():  # none for a workspace without files
-            shutil.copyfile(start, index)
+            # copy2 keeps the start index's mtime: git compares an entry's stat only when the
+            # file's mtime is older than its index, so an index dated "now" would take a
+            # same-size edit made in the second the start tree was recorded for unchanged.
+            shutil.copy2(start, index)
         env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(self.root)}
         return write_tree(self.root, env, force=self._force)
 
