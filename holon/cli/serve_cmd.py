@@ -195,7 +195,7 @@ def main(args: argparse.Namespace) -> int:
     if args.action is not None:
         return _operate(args)
     from holon.serve.report import describe_run
-    from holon.serve.serve import Serve, ServeOptions, install_signal_handlers
+    from holon.serve.serve import ServeOptions, install_signal_handlers
 
     secrets = env_values(args.secret_env)
     listen = _listen(args.listen) if args.listen else None
@@ -222,50 +222,16 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
-    from holon.controller.policy import load_policy
-    from holon.github.client import GitHubConfig
-    from holon.github.publish_handler import publish_handlers
-    from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
-    from holon.serve.github_hooks import GitHubHooks, run_url_of
-    from holon.serve.runs import runs_dir_of
+    from holon.serve.build import build_serve
 
-    runs, utc_now = runs_dir_of(options.state_dir, options.runs_dir), lambda: datetime.now(UTC)
-
-    edge, hooks = None, None
-    waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
-    notes: Forward[str] = Forward()  # the hooks' failed writes, likewise
-    login = GitHubConfig.from_env(os.environ).login  # Holon's own, recognized even offline
-    policy = load_policy(options.policy)  # once: the edge and the passes follow one reading
-    if wants_github(os.environ, dry_run=args.dry_run):
-        clock = lambda: datetime.now(UTC)  # noqa: E731
-        edge = github_edge(
-            os.environ, args.repo, clock=clock, on_wait=waits, settings=policy.settings
-        )
-        hooks = GitHubHooks(edge.scope, edge.facts, run_url=run_url_of(os.environ), note=notes)
-        options.repo = edge.repo  # `--repo`, else GITHUB_REPOSITORY: the only one served
-    serve = Serve(
+    serve = build_serve(
         options,
-        # Live facts when acting on GitHub; `--facts F` still wins (an offline rehearsal).
-        facts=edge.facts if edge and not args.facts else _facts(args.facts, login),
+        os.environ,
+        offline_facts=lambda login: _facts(args.facts, login),
+        prefer_offline_facts=bool(args.facts),  # `--facts F` wins: an offline rehearsal
         crashpoint=crash_hook(os.environ),
         report=_print_error,
-        github=edge.handlers() if edge else None,
-        hooks=hooks,
-        policy=policy,
-        # Each agent run's context is read through the same client (else from the payload).
-        context_client=edge.client if edge else None,
-        # Host skills (github-publish) act through the same edge and client, on runs of the
-        # runs dir, as the policy's settings.publish allows.
-        hosted=(
-            publish_handlers(
-                edge.config, edge.repo, runs, utc_now, waits, edge.publish, client=edge.client
-            )
-            if edge
-            else None
-        ),
     )
-    waits.to = serve.journal_wait
-    notes.to = serve.github_note
     serve.open()
     install_signal_handlers(serve)
     listener = None

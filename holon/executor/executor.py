@@ -12,7 +12,6 @@ from holon.executor.handlers import (
     Handler,
     InternalHandler,
     NotConfiguredHandler,
-    RunSkillHandler,
 )
 from holon.executor.result import ActionResult
 from holon.executor.routing import SkillRouter
@@ -48,7 +47,7 @@ def build_executor(
     *,
     dry_run: bool,
     clock: Callable[[], datetime],
-    run_skill: RunSkillHandler | None,
+    run_skill: Handler | None,
     github: Mapping[str, Handler] | None = None,
     hosted: Mapping[str, Handler] | None = None,
     host_skills: Collection[str] = (),

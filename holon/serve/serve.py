@@ -156,8 +156,11 @@ class Serve:
         hosted: Mapping[str, Handler] | None = None,
         policy: Policy | None = None,
         context_client: github.Github | None = None,
+        run_skill: Handler | None = None,
     ) -> None:
         self.options = options
+        # Replaces the runner's skill-run handler (fan-out's decide and settle); None: the runner.
+        self._run_skill = run_skill
         # The edge's client, read through for each agent run's context (None: the payload's).
         self.context_client = context_client
         self._current: EventEnvelope | None = None  # the event of the pass under way
@@ -224,8 +227,8 @@ class Serve:
                 self.inbox = None
             self.store.release()
             raise
-        run_skill = None
-        if options.agent or options.image:
+        run_skill: Handler | None = self._run_skill
+        if run_skill is None and (options.agent or options.image):
             # Also in a dry run: a skill run touches only its own output directory.
             run_skill = RunSkillHandler(
                 workspace=options.workspace or Path.cwd(),

@@ -1,0 +1,88 @@
+"""A `Serve` with its GitHub edge, built from options and an environment mapping: what
+`holon serve` and `holon action` both run (one construction, so the two cannot drift).
+
+With a token in the environment and no dry run, the serve acts on GitHub through one edge (its
+client, live facts, effects, publishing, progress hooks); otherwise it is offline and its effects
+are previews. `run_skill` replaces the skill-run handler (fan-out: `decide` defers runs, `settle`
+collects what the run jobs left); None keeps the runner's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from holon.controller.facts import RepoFacts
+from holon.controller.parts import CrashPoint, no_crash
+from holon.controller.policy import Policy, load_policy
+from holon.executor.handlers import Handler
+from holon.serve.serve import Serve, ServeOptions
+
+
+def build_serve(
+    options: ServeOptions,
+    env: Mapping[str, str],
+    *,
+    offline_facts: Callable[[str | None], RepoFacts],
+    report: Callable[[str], None],
+    prefer_offline_facts: bool = False,
+    crashpoint: CrashPoint = no_crash,
+    policy: Policy | None = None,
+    run_skill: Handler | None = None,
+    workflow: str = "holon",
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Serve:
+    """The serve for `options`; `offline_facts(login)` gives the facts when not on GitHub (or
+    always, with `prefer_offline_facts`: `--facts F` wins over live facts)."""
+    from holon.github.client import GitHubConfig
+    from holon.github.publish_handler import publish_handlers
+    from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
+    from holon.serve.github_hooks import GitHubHooks, run_url_of
+    from holon.serve.runs import runs_dir_of
+
+    runs = runs_dir_of(options.state_dir, options.runs_dir)
+    edge, hooks = None, None
+    waits = WaitForward()  # the client's rate-limit waits, journaled by the serve made below
+    notes: Forward[str] = Forward()  # the hooks' failed writes, likewise
+    login = GitHubConfig.from_env(env).login  # Holon's own, recognized even offline
+    policy = policy or load_policy(options.policy)  # once: edge and passes follow one reading
+    if wants_github(env, dry_run=options.dry_run):
+        edge = github_edge(
+            env,
+            options.repo,
+            clock=clock,
+            on_wait=waits,
+            settings=policy.settings,
+            workflow=workflow,
+        )
+        hooks = GitHubHooks(edge.scope, edge.facts, run_url=run_url_of(env), note=notes)
+        options.repo = edge.repo  # `--repo`, else GITHUB_REPOSITORY: the only one served
+    hosted: Any = None
+    if edge is not None:
+        # Host skills (github-publish) act through the same edge and client, on runs of the
+        # runs dir, as the policy's settings.publish allows.
+        hosted = publish_handlers(
+            edge.config, edge.repo, runs, clock, waits, edge.publish, client=edge.client
+        )
+    serve = Serve(
+        options,
+        clock=clock,
+        # Live facts when acting on GitHub, unless offline facts were asked for.
+        facts=edge.facts if edge and not prefer_offline_facts else offline_facts(login),
+        crashpoint=crashpoint,
+        report=report,
+        github=edge.handlers() if edge else None,
+        hooks=hooks,
+        policy=policy,
+        # Each agent run's context is read through the same client (else from the payload).
+        context_client=edge.client if edge else None,
+        hosted=hosted,
+        run_skill=run_skill,
+    )
+    waits.to = serve.journal_wait
+    notes.to = serve.github_note
+    return serve
+
+
+__all__ = ["build_serve"]
