@@ -66,7 +66,8 @@ def test_a_solve_command_is_decided_run_published_and_handed_off(
     assert (outputs["waiting_reason"], outputs["lifecycle_outcome"]) == ("", "finished")
     runs = json.loads(outputs["runs"])
     assert [r["skill"] for r in runs] == ["github-issue-solve", "github-publish"]
-    assert runs[0]["outcome"] == "success" and Path(runs[0]["output"]).is_dir()
+    assert runs[0]["outcome"] == "success"
+    assert Path(runs[0]["output"]).is_dir()
     handoff = json.loads(outputs["handoff"])
     assert handoff["outcome"] == "finished"
     (pull,) = [i for i in repo.issues.values() if i.pull is not None]
@@ -201,7 +202,8 @@ def test_a_token_without_a_permission_is_one_clear_line_and_exit_1(
     assert done.returncode == 1, done.stdout + done.stderr
     assert repo.comments == {}
     said = [x for x in done.stdout.splitlines() if "progress not written" in x]
-    assert said and all("403" in x for x in said)
+    assert said
+    assert all("403" in x for x in said)
     assert "::warning::GitHub: progress not written" in done.stdout
     assert "progress not written" in step.summary()
     assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr

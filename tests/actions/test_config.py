@@ -25,7 +25,8 @@ def test_defaults_without_any_variable(tmp_path: Path) -> None:
     assert config.runs_dir == tmp_path / "holon/runs"
     assert config.upload_dir == tmp_path / "holon/upload"
     assert config.policy is None
-    assert not config.has_token and config.secrets == {}
+    assert not config.has_token
+    assert config.secrets == {}
     assert config.agent_env() == {}
 
 

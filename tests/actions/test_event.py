@@ -37,7 +37,8 @@ def test_the_event_file_becomes_an_actions_envelope(tmp_path: Path) -> None:
     assert envelope.via == "actions"
     assert envelope.type == "github.issue_comment.created"
     assert envelope.scope.repo == REPO
-    assert envelope.command is not None and envelope.command.name == "solve"
+    assert envelope.command is not None
+    assert envelope.command.name == "solve"
 
 
 def test_the_mention_input_is_the_commands_mention(tmp_path: Path) -> None:
@@ -47,7 +48,8 @@ def test_the_mention_input_is_the_commands_mention(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     env = _env(path, HOLON_MENTION="bot")
     envelope = envelope_from_actions(env, ActionConfig.from_env(env), NOW)
-    assert envelope.command is not None and envelope.command.name == "solve"
+    assert envelope.command is not None
+    assert envelope.command.name == "solve"
 
 
 def test_a_missing_event_path_says_where_holon_action_runs() -> None:
