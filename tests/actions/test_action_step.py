@@ -224,3 +224,56 @@ def test_a_dry_run_still_hands_off(tmp_path: Path) -> None:
     handoff = json.loads(outputs["handoff"])
     assert handoff["context"]["skill"] == "github-issue-solve"
     assert handoff["closure"]["closure_outcome"] == "continuable"
+
+
+SLOW_AGENT = "import time\ntime.sleep(120)\n"
+
+
+def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    step, repo = _solve_step(github_server, tmp_path)
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(SLOW_AGENT)
+    step.env["HOLON_AGENT"] = f"{sys.executable} {agent}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "holon", "action"],
+        env=step.environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not repo.comments and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (progress,) = repo.comments.values()  # the run started and said so
+    time.sleep(0.5)
+    # What the runner does on cancel: SIGINT, then SIGTERM.
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "cleanup step settles" in err
+    assert not (step.state_dir / DONE_MARKER).exists()
+    assert step.outputs() == {}  # the main step wrote none: it was cut short
+    # The always() step: the run left inflight is settled as the user's interruption.
+    done = step.run(HOLON_PHASE="cleanup")
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = step.outputs()
+    assert outputs["closure_outcome"] == "waiting"
+    assert outputs["waiting_reason"] == "awaiting_operator_input"
+    assert outputs["lifecycle_outcome"] == "userinterlude"
+    assert json.loads(outputs["runs"])[0]["status"] == "cancelled"
+    (comment,) = repo.comments.values()
+    assert comment.id == progress.id
+    assert "userinterlude" in comment.body
+    assert outputs["comment_url"].endswith(f"#issuecomment-{comment.id}")
+    assert "cancelled or timed out" in step.summary()
+    # Run again, nothing is left to settle and the comment is not touched again.
+    edits = github_server.count("issues/update-comment")
+    assert step.run(HOLON_PHASE="cleanup").returncode == 0
+    assert github_server.count("issues/update-comment") == edits
