@@ -277,3 +277,19 @@ def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path
     edits = github_server.count("issues/update-comment")
     assert step.run(HOLON_PHASE="cleanup").returncode == 0
     assert github_server.count("issues/update-comment") == edits
+
+
+def test_a_scheduled_tick_and_a_dispatch_run_without_work(
+    github_server: Any, tmp_path: Path
+) -> None:
+    tick = Step(tmp_path / "a", "schedule", {"schedule": "*/15 * * * *"}, server=github_server)
+    done = tick.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert tick.outputs()["closure_outcome"] == ""
+    assert "Event `timer.tick`" in tick.summary()
+    dispatch = Step(
+        tmp_path / "b", "workflow_dispatch", payload("workflow_dispatch"), server=github_server
+    )
+    done = dispatch.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert github_server.state.repos[REPO].comments == {}
