@@ -13,7 +13,9 @@ from holon.actions.single import FORK_HEAD
 from holon.actions.step import DONE_MARKER
 from tests.actions.step_support import REPO, TOKEN, Step, payload, project
 from tests.github.publish_support import seed
+from tests.support.github_fake.loopback import LoopbackGitHub
 
+APP = "octoapp[bot]"
 REPLAY = {"HOLON_ENGINE": "replay", "HOLON_REPLAY_SESSION": "example:solve-calc"}
 
 
@@ -293,3 +295,70 @@ def test_a_scheduled_tick_and_a_dispatch_run_without_work(
     done = dispatch.run()
     assert done.returncode == 0, done.stdout + done.stderr
     assert github_server.state.repos[REPO].comments == {}
+
+
+def test_a_cancelled_review_completes_its_check_run(tmp_path: Path) -> None:
+    # The loopback GitHub's check runs are by its documented example's app: Holon is that app.
+    with LoopbackGitHub(token=TOKEN, login=APP) as server:
+        _cancelled_review(server, tmp_path)
+    server.assert_clean()
+
+
+def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = github_server.state.repos[REPO]
+    pull = repo.add_pull("Add a feature", head="feature")
+    assert pull.pull is not None
+    repo.permissions["Codertocat"] = "write"
+    workspace = project(tmp_path)
+    built_in = Path(__file__).resolve().parents[2] / "holon/controller/default_policy.yaml"
+    policy = workspace / "holon-policy.yaml"
+    policy.write_text(
+        re.sub(r"(?m)^  auto_review: false", "  auto_review: true", built_in.read_text())
+    )
+
+    def opened(data: dict[str, Any]) -> None:
+        data["number"] = pull.number
+        data["pull_request"]["number"] = pull.number
+        data["pull_request"]["head"]["sha"] = pull.pull.head_sha  # type: ignore[union-attr]
+        data["pull_request"]["head"]["repo"] = dict(data["repository"])
+        data["pull_request"]["base"]["repo"] = dict(data["repository"])
+
+    data = payload("pull_request", "opened", c=opened)
+    step = Step(tmp_path / "s", "pull_request", data, server=github_server, workspace=workspace)
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(SLOW_AGENT)
+    step.env.update(
+        HOLON_AGENT=f"{sys.executable} {agent}",
+        HOLON_POLICY="holon-policy.yaml",
+        HOLON_GITHUB_LOGIN=APP,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "holon", "action"],
+        env=step.environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not repo.check_runs and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (check,) = repo.check_runs.values()
+    assert check["status"] == "in_progress"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    done = step.run(HOLON_PHASE="cleanup")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert step.outputs()["lifecycle_outcome"] == "userinterlude"
+    (check,) = repo.check_runs.values()
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")
+    (comment,) = repo.comments.values()
+    assert "skill=github-review" in comment.body
+    assert "userinterlude" in comment.body
