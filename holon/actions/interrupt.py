@@ -39,11 +39,11 @@ def run_cleanup(
         say("holon action cleanup: the main step left no state; nothing to settle")
         return None
     from holon.actions import state_sync
-    from holon.actions.single import build_step_serve, step_policy
+    from holon.actions.single import build_step_serve, quiet_writes, step_policy
     from holon.actions.step_report import describe
 
     envelope = _event(env, config, clock())
-    serve = build_step_serve(env, config, step_policy(config), clock=clock, say=say)
+    serve = build_step_serve(env, config, step_policy(config), clock=clock, say=quiet_writes(say))
     serve.open(interrupted=REASON, actor=config.actor)
     serve.close()
     notes = [REASON]

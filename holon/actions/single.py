@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from holon.serve.serve import Serve
 
 TICKS = ("schedule", "workflow_dispatch")
+WRITE_FAILED = "GitHub: progress not written"
 FORK_HEAD = "the workspace is the fork's head in a privileged run: check out the base"
 
 
@@ -50,7 +51,7 @@ def run_step(
 
     restored = state_sync.restore_state(config, client=client, warn=lambda text: say(warning(text)))
     policy = step_policy(config)
-    serve = build_step_serve(env, config, policy, clock=clock, say=say)
+    serve = build_step_serve(env, config, policy, clock=clock, say=quiet_writes(say))
     notes = [f"state restored from {line}" for line in restored.merged]
     notes += [f"state refused: {line}" for line in restored.refused]
     serve.open()
@@ -74,6 +75,16 @@ def run_step(
         failed=bool(serve.failed or result.problems),
     )
     return result
+
+
+def quiet_writes(say: Callable[[str], None]) -> Callable[[str], None]:
+    """`say`, less the failed GitHub writes: the step reports those once each, at its end."""
+
+    def filtered(text: str) -> None:
+        if WRITE_FAILED not in text:
+            say(text)
+
+    return filtered
 
 
 def refuse_fork_head(config: ActionConfig, envelope: EventEnvelope) -> None:

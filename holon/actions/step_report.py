@@ -4,6 +4,7 @@ from the passes' reports: the decision entries this step journaled)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from holon.actions.config import ActionConfig
@@ -17,6 +18,7 @@ from holon.intent import ActionIntent
 if TYPE_CHECKING:
     from holon.serve.serve import Serve
 
+_PHASE = re.compile(r" \((start|settle)\)(?=:)")
 WHAT = 200  # characters of one decided/refused line's parts
 
 
@@ -38,8 +40,7 @@ def describe(
         result.decided += decided
         result.refused += refused
     hooks: Any = serve.hooks
-    failed = list(getattr(hooks, "failed_writes", []))
-    result.problems += failed
+    result.problems += distinct_writes(getattr(hooks, "failed_writes", []))
     result.problems += [f"event {event_id} failed inside Holon" for event_id in serve.failed]
     chosen = result.closure_subject
     settled = getattr(hooks, "settled", {}).get(chosen) if chosen else None
@@ -49,6 +50,12 @@ def describe(
     elif chosen is not None:
         result.handoff = offline_handoff(reports, chosen, result, workflow="holon")
     return result
+
+
+def distinct_writes(failed: list[str]) -> list[str]:
+    """The failed GitHub writes, each cause once: a token without a permission fails the start
+    and every settle alike, and is one problem."""
+    return list(dict.fromkeys(_PHASE.sub("", text) for text in failed))
 
 
 def _subject(envelope: EventEnvelope) -> str | None:

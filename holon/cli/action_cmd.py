@@ -88,7 +88,7 @@ def main(args: argparse.Namespace) -> int:
         if cleaned is None:
             return 0
         step.finish(env, cleaned, _say)
-        _say_line(_exit_line(cleaned))
+        _report(cleaned)
         return cleaned.exit_code
     step.clear_marker(config)
     stopper = _Stopper()
@@ -103,9 +103,7 @@ def main(args: argparse.Namespace) -> int:
             "holon action: interrupted; the cleanup step settles what this step left"
         ) from None
     step.finish(env, result, _say)
-    for problem in result.problems:
-        _say(step.warning(problem))
-    _say_line(_exit_line(result))
+    _report(result)
     step.mark_done(config)
     return result.exit_code
 
@@ -122,10 +120,23 @@ def _main_phase(env: dict[str, str], config: ActionConfig, stopper: _Stopper) ->
     return run(env, config, clock)
 
 
+def _report(result: StepResult) -> None:
+    """Each problem once, as an error annotation, then why the step exits as it does."""
+    from holon.actions.commands import command
+
+    for problem in result.problems:
+        _say(command("error", problem))
+    _say_line(_exit_line(result))
+
+
 def _exit_line(result: StepResult) -> str:
     closure = result.closure
     if result.problems:
-        return f"holon action: exit {result.exit_code}: {result.problems[0]}"
+        count = len(result.problems)
+        return (
+            f"holon action: exit {result.exit_code}: {count} "
+            f"problem{'s' if count > 1 else ''} above (also in the step summary)"
+        )
     if closure is None:
         return f"holon action: exit {result.exit_code}: no work on record for this event"
     shown: str = closure.closure_outcome

@@ -203,10 +203,11 @@ def test_a_token_without_a_permission_is_one_clear_line_and_exit_1(
     done = step.run()
     assert done.returncode == 1, done.stdout + done.stderr
     assert repo.comments == {}
-    said = [x for x in done.stdout.splitlines() if "progress not written" in x]
-    assert said
-    assert all("403" in x for x in said)
-    assert "::warning::GitHub: progress not written" in done.stdout
+    # One clear line: the cause, once, as an error annotation, naming the permission.
+    (said,) = [x for x in done.stdout.splitlines() if "progress not written" in x]
+    assert said.startswith("::error::GitHub: progress not written: GitHub refused")
+    assert "403" in said
+    assert "permissions: issues: write" in said
     assert "progress not written" in step.summary()
     assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr
     assert "Traceback" not in done.stderr
