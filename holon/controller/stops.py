@@ -38,16 +38,19 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
 def interrupt_runs(
     loaded: LoadedState, parts: Parts, *, reason: str, actor: str | None = None
 ) -> PassReport:
-    """Cancel every skill run left pending or inflight (one whose attempt is already in the
-    actions journal is left to recovery, which settles it from there) as a user interruption."""
+    """Cancel every skill run left pending or inflight as a user interruption; one whose
+    journaled attempts already settle it (succeeded, or the last allowed attempt) is left to
+    recovery, which settles it from the journal. Nothing is attempted again here."""
     p = Pass(parts, loaded, "recovery", None)
     subjects: list[str] = []
     for record in list(p.state.live("intent")):
         data = dict(record.data)
         if record.status not in ("pending", "inflight") or data.get("type") != "run_skill":
             continue
-        if record.key in loaded.executed:
-            continue
+        done = loaded.executed.get(record.key)
+        spent = done is not None and done.attempt >= parts.policy.settings.max_attempts
+        if done is not None and (done.status == "succeeded" or spent):
+            continue  # settled from the journal by recovery, nothing performed again
         subject = data.get("subject")
         if not isinstance(subject, str):
             continue
