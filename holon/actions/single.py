@@ -55,8 +55,8 @@ def run_step(
     notes = [f"state restored from {line}" for line in restored.merged]
     notes += [f"state refused: {line}" for line in restored.refused]
     serve.open()
-    on_serve(serve)
     try:
+        on_serve(serve)
         serve.handle_follow_ups()  # of the runs the restored state's recovery settled
         if config.event_name in TICKS and client is not None and serve.options.repo:
             notes += _reconcile(serve, client, serve.options.repo, clock(), config.mention)
