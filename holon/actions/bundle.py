@@ -55,6 +55,11 @@ class Bundle:
     journals: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
+def _size(limit: int) -> str:
+    mib = 1024 * 1024
+    return f"{limit // mib} MiB" if limit % mib == 0 else f"{limit} bytes"
+
+
 def journal_of(name: str) -> str | None:
     """The journal a file of the layout belongs to (`events` for `events.ndjson.2`), or None."""
     found = _JOURNAL_FILE.fullmatch(name)
@@ -100,7 +105,7 @@ def _check_zip(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         seen.add(name)
         total += info.file_size
         if total > MAX_UNPACKED:
-            raise BundleRefused(f"over {MAX_UNPACKED // (1024 * 1024)} MiB unpacked")
+            raise BundleRefused(f"over {_size(MAX_UNPACKED)} unpacked")
         if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise BundleRefused(f"entry {name!r} packed tighter than {MAX_RATIO}:1")
         files.append(info)
@@ -115,7 +120,7 @@ def _write_new(dest: Path, name: str, chunks: Iterable[bytes], budget: int) -> i
         for chunk in chunks:
             written += len(chunk)
             if written > budget:
-                raise BundleRefused(f"over {MAX_UNPACKED // (1024 * 1024)} MiB unpacked")
+                raise BundleRefused(f"over {_size(MAX_UNPACKED)} unpacked")
             handle.write(chunk)
     return written
 
