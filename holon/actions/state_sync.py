@@ -56,6 +56,9 @@ from holon.state.model import DEFAULT_RETENTION, ServeState, merge
 from holon.state.store import StateStore
 
 NEWEST = 3
+# `retention-days` of the state artifacts (action.yml, holon.yml): within the prune horizon
+# (`DEFAULT_RETENTION`, 30 days), so no restored copy is older than a pruned tombstone.
+ARTIFACT_RETENTION_DAYS = 14
 # A bundle stays well inside what a restore accepts (64 MiB unpacked), however long the journals
 # grow: the oldest entries beyond this are left out (the complete journals are the run's own).
 MAX_EXPORT_JOURNAL_BYTES = 32 * 1024 * 1024
@@ -366,9 +369,11 @@ def export(
     return settings.upload_dir
 
 
-def export_state(config: StateSyncConfig, *, warn: Warn | None = None) -> Path | None:
+def export_state(
+    config: StateSyncConfig, *, warn: Warn | None = None, now: datetime | None = None
+) -> Path | None:
     """The design's entry point: `export` with the settings read off the action's config."""
-    return export(StateSyncSettings.of(config), warn=warn)
+    return export(StateSyncSettings.of(config), now=now, warn=warn)
 
 
 def horizon_days() -> int:
@@ -377,6 +382,7 @@ def horizon_days() -> int:
 
 
 __all__ = [
+    "ARTIFACT_RETENTION_DAYS",
     "NEWEST",
     "Restored",
     "StateSyncConfig",
