@@ -17,10 +17,12 @@ JSON object with a string id), plus a non-empty id (the merge needs one).
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -139,9 +141,21 @@ def extract_zip(data: bytes, dest: Path) -> None:
                 # The declared size is a claim: what is written is counted too.
                 with archive.open(info) as member:
                     budget -= _write_new(dest, info.filename, _reading(member), budget)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-        raise BundleRefused(f"not a readable zip ({type(exc).__name__})") from None
-    except (ValueError, RuntimeError) as exc:  # an encrypted entry, a bad compression stream
+    except BundleRefused:
+        raise
+    # What zipfile and its decompressors raise on a damaged archive: a bad header or CRC, a
+    # truncated or corrupt stream (zlib, lzma; bz2 raises OSError), an encrypted entry.
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        NotImplementedError,
+        ValueError,
+        RuntimeError,
+        zlib.error,
+        lzma.LZMAError,
+        OSError,
+    ) as exc:
         raise BundleRefused(f"not a readable zip ({type(exc).__name__})") from None
 
 

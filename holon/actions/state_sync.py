@@ -49,8 +49,9 @@ from holon.actions.bundle import (
     load_bundle,
 )
 from holon.actions.trim import scrub, trim_entry
-from holon.errors import InvalidInput, OperationalError
+from holon.errors import HolonError, InvalidInput
 from holon.fsutil import remove_tree
+from holon.secrets import mask_secret_looking
 from holon.state.journal import Journal, merge_journal_entries
 from holon.state.model import DEFAULT_RETENTION, ServeState, merge
 from holon.state.store import StateStore
@@ -137,8 +138,8 @@ def _artifact_bundles(
 ) -> Iterable[tuple[str, Bundle]]:
     try:
         listed = art.list_artifacts(client, settings.repo)
-    except OperationalError as exc:
-        refuse(f"state artifacts not listed, going on with the local state: {exc}")
+    except HolonError as exc:
+        refuse(f"state artifacts not listed, going on with the local state: {_line(exc)}")
         return
     chosen, untrusted = art.choose(listed, repo_id=settings.repo_id, now=now, limit=NEWEST)
     for line in untrusted:
@@ -152,8 +153,8 @@ def _artifact_bundles(
             url = art.download_url(client, settings.repo, artifact)
             extract_zip(art.fetch_blob(url), Path(scratch))
             yield label, load_bundle(Path(scratch))
-        except (InvalidInput, OperationalError) as exc:
-            refuse(f"{label} refused: {exc}")
+        except (HolonError, OSError) as exc:  # whatever it was, it stops only this source
+            refuse(f"{label} refused: {_line(exc)}")
         finally:
             remove_tree(Path(scratch))
 
@@ -175,10 +176,15 @@ def _cache_bundle(
     try:
         if copy_dir(settings.cache_dir, Path(scratch)):
             yield "cache", load_bundle(Path(scratch))
-    except (InvalidInput, OSError) as exc:
-        refuse(f"cache refused: {exc}")
+    except (HolonError, OSError) as exc:
+        refuse(f"cache refused: {_line(exc)}")
     finally:
         remove_tree(Path(scratch))
+
+
+def _line(exc: BaseException) -> str:
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return " ".join(mask_secret_looking(text).split())[:400]
 
 
 def _has_entries(directory: Path) -> bool:
@@ -220,8 +226,8 @@ def restore(
             if state != live:
                 store.save(state)
             _merge_journals(store, [b for _, b in sources], refuse)
-    except InvalidInput as exc:  # the live state is locked or unusable: it stays as it was
-        refuse(f"restored state not merged: {exc}")
+    except (HolonError, OSError) as exc:  # the live state is locked or unusable
+        refuse(f"restored state not merged: {_line(exc)}")
         return Restored([], refused, skipped)
     merged.extend(label for label, _ in sources)
     return Restored(merged, refused, skipped)
@@ -267,7 +273,7 @@ def bundle_of(
     store = StateStore(settings.state_dir)
     state = store.load()
     state = ServeState.model_validate(scrub(state.model_dump(mode="json")))
-    horizon = (now - DEFAULT_RETENTION).isoformat()
+    horizon = now - DEFAULT_RETENTION
     journals: dict[str, list[dict[str, Any]]] = {}
     sized: list[tuple[str, str, int]] = []  # (at, journal, index) of every kept entry
     for name in _journal_names(settings.state_dir):
@@ -277,11 +283,20 @@ def bundle_of(
             if warn is not None:
                 warn(f"journal {name} not exported: {exc}")
             continue
-        kept = [trim_entry(e) for e in entries if _at(e) >= horizon or not _at(e)]
+        kept = [trim_entry(e) for e in entries if not _older(e, horizon)]
         journals[name] = kept
         sized.extend((_at(e), name, i) for i, e in enumerate(kept))
     _bound(journals, sized)
     return state, journals
+
+
+def _older(entry: dict[str, Any], horizon: datetime) -> bool:
+    """Whether the entry's time is before `horizon`; an entry without a readable one is kept."""
+    try:
+        at = datetime.fromisoformat(_at(entry))
+    except ValueError:
+        return False
+    return at.tzinfo is not None and at < horizon
 
 
 def _at(entry: dict[str, Any]) -> str:

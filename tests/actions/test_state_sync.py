@@ -330,3 +330,23 @@ def test_an_empty_or_absent_cache_is_no_source(tmp_path: Path) -> None:
     assert s.cache_dir is not None
     s.cache_dir.mkdir(parents=True)
     assert restore_state(s, client=None, warn=print) == Restored([], [])
+
+
+def test_a_damaged_zip_is_refused_never_a_crash(tmp_path: Path) -> None:
+    """Every byte of a valid bundle's zip flipped in turn (a truncated or damaged download):
+    each is either still a valid bundle or refused with a one-line reason."""
+    good = bundle_zip(record("x"), events=[entry("e1"), entry("e2")])
+    outcomes: set[str] = set()
+    for index in range(0, len(good), 3):
+        damaged = bytearray(good)
+        damaged[index] ^= 0xFF
+        for data in (bytes(damaged), good[:index]):
+            dest = tmp_path / f"d{index}-{len(data)}"
+            dest.mkdir()
+            try:
+                bundle.extract_zip(data, dest)
+                bundle.load_bundle(dest)
+                outcomes.add("valid")
+            except bundle.BundleRefused as exc:
+                outcomes.add("refused" if "\n" not in str(exc) else f"not one line: {exc}")
+    assert outcomes == {"valid", "refused"}
