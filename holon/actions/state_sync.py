@@ -240,7 +240,7 @@ def _merge_journals(store: StateStore, bundles: list[Bundle], refuse: Warn) -> N
             try:
                 live = list(journal.read())
             except InvalidInput as exc:
-                refuse(f"journal {name} not merged: {exc}")
+                refuse(f"journal {name} not merged: {_line(exc)}")
                 continue
             merged: list[dict[str, Any]] = []
             for bundle in bundles:
