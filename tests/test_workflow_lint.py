@@ -457,3 +457,25 @@ def test_examples_ask_for_least_privilege_and_queue_per_subject() -> None:
         assert concurrency["cancel-in-progress"] is False, name
         if name != "cron.yml":  # a tick has no subject
             assert concurrency["group"].startswith(subject), name
+
+
+# --- the user docs say what the files say ---------------------------------------------------
+
+DOCS = REPO / "docs" / "action.md"
+
+
+def test_the_quick_start_is_the_minimal_example() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", DOCS.read_text(), flags=re.DOTALL)
+    assert blocks
+    assert yaml.safe_load(blocks[0]) == _load(REPO / "examples" / "workflows" / "minimal.yml")
+
+
+def test_the_docs_list_every_input_and_output() -> None:
+    doc = _load(ACTION)
+    text = DOCS.read_text()
+    for name, var in INPUT_ENV.items():
+        assert f"| `{name}` | `{var}` |" in text, name
+    for name in doc["outputs"]:
+        assert f"| `{name}` |" in text, name
+    for example in EXAMPLES:
+        assert f"(../examples/workflows/{example})" in text, example
