@@ -57,6 +57,12 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "attempts": 0,
         "result": None,
     }
+    if (intent.type == "run_skill" and not data["continues"]) or intent.type == "merge":
+        # New work starts a new unit: a wait only new work ends (a spent re-activation budget,
+        # actions/reactivate.py) no longer holds the subject.
+        for wait in p.ledger.wait_records(intent.target.subject()):
+            if wait.data.get("until_command"):
+                p.delete("wait", wait.key)
     record = p.put("intent", intent.id, "inflight", data)
     p.ledger.track_intent(record)
     if intent.type == "run_skill" and not p.parts.idempotent_runs:

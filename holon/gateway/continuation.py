@@ -89,9 +89,9 @@ def inputs_for(subject: str, generation: int) -> dict[str, str]:
 
 __all__ = [
     "DISPATCH_TYPE",
+    "REACTIVATION",
     "Continuation",
     "NotAContinuation",
-    "REACTIVATION",
     "asks_to_continue",
     "continuation",
     "continues",
