@@ -273,3 +273,24 @@ def test_dispatch_reactivations_sends_holons_inputs(github_server: LoopbackGitHu
         assert "actions: write" in failed
         (refused,) = dispatch_reactivations(items[:1], scope, workflow_file="../x", ref="main")
         assert refused.startswith("re-activation of issue:1 refused: ")
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("issue:4", ("issue", "4")),
+        ("pull_request:12", ("pull_request", "12")),
+        ("issue:04", ("repository", REPO)),
+        ("pull_request:1 ", ("repository", REPO)),
+        ("check_run:5", ("repository", REPO)),
+        ("issue:99999999999", ("repository", REPO)),
+    ],
+)
+def test_a_dispatch_names_its_subject_only_in_holons_exact_shape(
+    subject: str, expected: tuple[str, str]
+) -> None:
+    env = dispatch_event("77", subject=subject, generation="1")
+    assert env.subject is not None
+    assert (env.subject.kind, env.subject.id) == expected
+    assert env.subject.head_sha is None
+    assert env.dedupe_key == f"github:{REPO}:workflow_dispatch:77"  # keyed by the run, as before
