@@ -296,8 +296,12 @@ def reconcile(
         raise ValueError("reconcile needs a timezone-aware 'now'")
     if limit < 1:
         raise ValueError("reconcile's limit is at least 1")
-    repo_path(repo)  # a name GitHub could not have is refused before any call
     warn = warn or _stderr
+    try:
+        repo_path(repo)  # a name GitHub could not have is refused before any call
+    except GitHubError as exc:
+        warn(line(f"reconcile: nothing read: {exc}", limit=300))
+        return [], None
     cursor = read_cursor(state, now)
     if cursor is None:
         if state.get("meta", "reconcile_cursor") is not None:

@@ -462,3 +462,16 @@ def test_a_failed_check_a_dropped_run_missed_starts_the_fix_on_holons_pr(
     (fix,) = _solves(ctl)
     assert fix["rule"] == "fix-after-failed-check"
     assert fix["intents"][0]["target"] == f"pull_request:{number}"
+
+
+def test_a_repository_name_github_could_not_have_reads_nothing(
+    client: github.Github, github_server: LoopbackGitHub
+) -> None:
+    warned: list[str] = []
+    found = reconcile(
+        state_at(CURSOR), client, "../x", now=NOW, mention="holon", warn=warned.append
+    )
+    assert found == ([], None)
+    (warning,) = warned
+    assert warning.startswith("reconcile: nothing read: refused a repository name")
+    assert github_server.operations() == []
