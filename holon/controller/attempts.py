@@ -16,6 +16,7 @@ from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.pass_report import Pass
 from holon.executor.result import ActionResult
+from holon.gateway.continuation import continues
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 
@@ -35,6 +36,7 @@ KEPT_RESULT = {
 
 
 def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
+    resumed = continues(env.type, env.payload)
     data = {
         "intent": intent.model_dump(mode="json"),
         "type": intent.type,
@@ -43,8 +45,9 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "head_sha": intent.args.get("head_sha"),
         # A run Holon's own event decided (publishing a settled run) continues the work that
         # run was admitted for: not a new automatic run (cooldown), not a new unit of work.
-        "automatic": env.command is None and env.via != "internal",
-        "continues": env.payload.get("intent") if env.via == "internal" else None,
+        # A re-activation continues its unit's work the same way (gateway/continuation.py).
+        "automatic": env.command is None and env.via != "internal" and resumed is None,
+        "continues": env.payload.get("intent") if env.via == "internal" else resumed,
         # Who asked, for what follows from this intent (the settled run's event).
         "actor": env.actor.model_dump(mode="json") if env.actor is not None else None,
         # Which event decided it, and when: what the subject's current unit of work is
@@ -54,6 +57,12 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "attempts": 0,
         "result": None,
     }
+    if (intent.type == "run_skill" and not data["continues"]) or intent.type == "merge":
+        # New work starts a new unit: a wait only new work ends (a spent re-activation budget,
+        # actions/reactivate.py) no longer holds the subject.
+        for wait in p.ledger.wait_records(intent.target.subject()):
+            if wait.data.get("until_command"):
+                p.delete("wait", wait.key)
     record = p.put("intent", intent.id, "inflight", data)
     p.ledger.track_intent(record)
     if intent.type == "run_skill" and not p.parts.idempotent_runs:

@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+import tests.support.github_fake.listing  # noqa: F401  (handlers: repository-wide listings)
 from tests.support.github_fake import issues, repo_data, review_comments  # noqa: F401  (handlers)
 from tests.support.github_fake.artifacts import BLOB, BLOBS, Redirect
 from tests.support.github_fake.calls import Call, CallLog

@@ -61,6 +61,7 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     pull: Pull | None = None
     updated_at: str = NOW
+    created_at: str = NOW
 
 
 def git_sha(kind: str, data: bytes) -> str:
