@@ -25,7 +25,7 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class Refused(Exception):  # noqa: N818 - a verdict on outside input, said in one line
+class Refused(Exception):
     """The tree is not taken; `str()` says why (a relative path and what is wrong with it)."""
 
 
