@@ -48,12 +48,16 @@ class CollectHandler:
         catalog: SkillCatalog,
         expected: frozenset[str] | None = None,
         refused: Mapping[str, str] | None = None,
+        base_sha: str | None = None,
     ) -> None:
         self.runs_dir = runs_dir
         self.clock = clock
         self.catalog = catalog
         self.expected = expected  # the runs of this settle's matrix; None: every deferred run
         self.refused = dict(refused or {})  # run -> why its artifact was not taken (intake)
+        # The commit every job of this workflow run checked out (GITHUB_SHA): a run's record
+        # saying it started elsewhere would have publishing build on a commit nobody chose.
+        self.base_sha = base_sha
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
         run = f"{intent.id}-{attempt}"
@@ -96,6 +100,12 @@ class CollectHandler:
             result = _record(fd)
             if result.run_id != run:
                 raise InvalidInput(f"run.json records run {result.run_id[:80]!r}, not {run}")
+            head = result.snapshot.head if result.snapshot is not None else None
+            if self.base_sha is not None and head is not None and head != self.base_sha:
+                raise InvalidInput(
+                    f"run.json says the run started at {head[:40]!r}, not at {self.base_sha}, "
+                    "the commit this workflow run checked out"
+                )
             if result.outcome == "success" or result.status == "completed":
                 problems = self._recheck(fd, output, str(intent.args["skill"]), result)
                 if problems:
