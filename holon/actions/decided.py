@@ -5,8 +5,9 @@ there, with the journaled events that decided them (the serve's recovery re-chec
 its event before collecting it). So decide copies its live state directory's `state.json` and
 journals (events, decisions and actions, with their rotated segments) into `HOLON_DECIDED_DIR`,
 uploaded as the artifact `holon-decided-<run id>-<attempt>`; settle downloads it and, when its
-own state directory is still empty (a new job), starts from it. Only those names are copied, regular files
-reached without a link, bounded; the state's own reader validates them when the serve opens.
+own state directory is still empty (a new job), starts from it. Only those names are copied,
+regular files reached without a link, bounded; the state's own reader validates them when the
+serve opens.
 Nothing secret is in either (no record or journal holds one).
 """
 
