@@ -250,7 +250,7 @@ def _workflow_file(value: str, workflow_ref: str) -> str | None:
     """The workflow file to re-dispatch: given, else the file of GITHUB_WORKFLOW_REF
     (`owner/repo/.github/workflows/holon.yml@refs/heads/main`)."""
     if value:
-        name = value.rsplit("/", 1)[-1]
+        name = value.removeprefix(".github/workflows/")
         if not _WORKFLOW_FILE.fullmatch(name):
             raise InvalidInput(f"HOLON_WORKFLOW_FILE: not a workflow file name: {value[:60]!r}")
         return name

@@ -36,6 +36,12 @@ def _say(text: str) -> None:
     print(line(text), flush=True)
 
 
+def _warn(text: str) -> None:
+    from holon.actions.step import warning
+
+    _say(warning(text))
+
+
 class _Finder:
     """The serve's event lookup for the run's context, bound once the serve exists (its
     recovery may bundle a run while it opens)."""
@@ -55,7 +61,7 @@ def run_decide(
     from holon.actions.defer import DeferHandler
     from holon.actions.event import envelope_from_actions
     from holon.actions.matrix import matrix_json
-    from holon.actions.single import _build, _client, refuse_fork_head, step_policy
+    from holon.actions.single import _client, build_step_serve, refuse_fork_head, step_policy
     from holon.fsutil import remove_tree
     from holon.serve.context import EventContext
     from holon.skills.catalog import default_catalog, host_skills
@@ -63,7 +69,7 @@ def run_decide(
     envelope = envelope_from_actions(env, config, clock())
     refuse_fork_head(config, envelope)
     client = _client(env, config)
-    restored = state_sync.restore_state(config, client=client, warn=_say)
+    restored = state_sync.restore_state(config, client=client, warn=_warn)
     policy = step_policy(config)
     bundles = bundle_dir_of(config)
     if bundles.is_dir() and not bundles.is_symlink():
@@ -82,7 +88,7 @@ def run_decide(
         host=host_skills(catalog),
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
     )
-    serve = _build(env, config, policy, clock=clock, say=_say, run_skill=defer)
+    serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=defer)
     finder.serve = serve
     context.client = serve.context_client  # the edge's client reads the context, as in single
     notes = _restored_notes(restored)
@@ -121,7 +127,7 @@ def run_settle(
     from holon.actions.event import envelope_from_actions
     from holon.actions.matrix import matrix_runs
     from holon.actions.run_intake import take_run_outputs
-    from holon.actions.single import _build, _client, _reactivate, step_policy
+    from holon.actions.single import _client, _reactivate, build_step_serve, step_policy
     from holon.serve.runs import runs_dir_of
     from holon.skills.catalog import default_catalog
 
@@ -134,7 +140,7 @@ def run_settle(
     taken = take_over(decided_dir(env, config.state_dir), config.state_dir)
     notes = [f"state taken from decide: {', '.join(taken)}"] if taken else []
     client = _client(env, config)
-    notes += _restored_notes(state_sync.restore_state(config, client=client, warn=_say))
+    notes += _restored_notes(state_sync.restore_state(config, client=client, warn=_warn))
     policy = step_policy(config)
     runs_dir = runs_dir_of(config.state_dir, config.runs_dir)
     intake = take_run_outputs(config.run_outputs, runs_dir, expected)
@@ -148,7 +154,7 @@ def run_settle(
         refused=intake.refused,
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
     )
-    serve = _build(env, config, policy, clock=clock, say=_say, run_skill=collect)
+    serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=collect)
     serve.open()  # its recovery collects every deferred run (CollectHandler)
     try:
         serve.handle_follow_ups()  # publishing what succeeded

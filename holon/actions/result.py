@@ -20,6 +20,7 @@ class Line:
 
     what: str
     why: str
+    event: str = ""  # the type of the event it was decided on (the diagram's edge)
 
 
 @dataclass(frozen=True)

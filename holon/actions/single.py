@@ -46,10 +46,11 @@ def run_step(
     refuse_fork_head(config, envelope)
     client = _client(env, config)
     from holon.actions import state_sync
+    from holon.actions.step import warning
 
-    restored = state_sync.restore_state(config, client=client, warn=say)
+    restored = state_sync.restore_state(config, client=client, warn=lambda text: say(warning(text)))
     policy = step_policy(config)
-    serve = _build(env, config, policy, clock=clock, say=say)
+    serve = build_step_serve(env, config, policy, clock=clock, say=say)
     notes = [f"state restored from {line}" for line in restored.merged]
     notes += [f"state refused: {line}" for line in restored.refused]
     serve.open()
@@ -135,7 +136,7 @@ def _client(env: Mapping[str, str], config: ActionConfig) -> github.Github | Non
     return make_client(GitHubConfig.from_env(env))
 
 
-def _build(
+def build_step_serve(
     env: Mapping[str, str],
     config: ActionConfig,
     policy: Policy,
@@ -225,4 +226,12 @@ def _reactivate(serve: Serve, config: ActionConfig, now: datetime) -> list[str]:
     return dispatch_reactivations(items, scope, workflow_file=config.workflow_file, ref=config.ref)
 
 
-__all__ = ["FORK_HEAD", "TICKS", "refuse_fork_head", "run_step", "step_policy", "workspace_head"]
+__all__ = [
+    "FORK_HEAD",
+    "TICKS",
+    "build_step_serve",
+    "refuse_fork_head",
+    "run_step",
+    "step_policy",
+    "workspace_head",
+]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from holon.actions.config import ActionConfig
 from holon.actions.result import Line, RunRow, StepResult
+from holon.closure.handoff import Handoff
 from holon.controller.decide import target_of
 from holon.controller.pass_report import PassReport
 from holon.gateway.envelope import EventEnvelope
@@ -20,15 +21,14 @@ WHAT = 200  # characters of one decided/refused line's parts
 
 
 def describe(
-    serve: Serve, envelope: EventEnvelope, config: ActionConfig, *, notes: list[str]
+    serve: Serve, envelope: EventEnvelope | None, config: ActionConfig, *, notes: list[str]
 ) -> StepResult:
     reports = list(serve.reports)
-    subject = _subject(envelope)
     result = StepResult(
         exit_code=0,
-        event=envelope.type,
-        subject=subject,
-        title=title_of(envelope),
+        event=envelope.type if envelope is not None else "",
+        subject=_subject(envelope) if envelope is not None else None,
+        title=title_of(envelope) if envelope is not None else "",
         closures=serve.closures(),
         runs=runs_of(reports, serve),
         notes=list(notes),
@@ -120,12 +120,13 @@ def lines_of(report: PassReport) -> tuple[list[Line], list[Line]]:
         outcome = entry.get("outcome")
         why = _cut(entry.get("rationale") or "")
         subject = entry.get("subject") or "?"
+        kind = str(entry.get("type") or "")
         if outcome == "decided":
             intents = [i for i in entry.get("intents") or [] if isinstance(i, dict)]
             for item in intents:
-                decided.append(Line(_cut(_intent_line(item)), why))
+                decided.append(Line(_cut(_intent_line(item)), why, kind))
             if not intents and not entry.get("refused"):
-                decided.append(Line(f"no work for {entry.get('type')} on {subject}", why))
+                decided.append(Line(f"no work for {kind} on {subject}", why, kind))
         elif outcome in ("refused", "duplicate", "expired"):
             refused.append(Line(_cut(f"{entry.get('type')} on {subject} ({outcome})"), why))
         elif outcome == "paused":
@@ -140,7 +141,7 @@ def lines_of(report: PassReport) -> tuple[list[Line], list[Line]]:
 
 def offline_handoff(
     reports: list[PassReport], subject: str, result: StepResult, *, workflow: str
-) -> Any:
+) -> Handoff | None:
     """The handoff the comment would carry, built from the closure when nothing was written on
     GitHub (a dry run, no token): outputs are never empty when there was work."""
     from holon.serve.github_hooks import handoff_for, made_by

@@ -37,30 +37,37 @@ def _node_lines(result: StepResult) -> list[str]:
     if result.title:
         event += f": {result.title}"
     lines = [f"  event[{mermaid(event)}]"]
-    decisions = [
-        *(f"{d.what}" for d in result.decided),
-        *(f"refused {r.what}" for r in result.refused),
-    ]
-    if not decisions:
-        decisions = ["no decision"]
-    for index, text in enumerate(decisions[:8]):
-        lines.append(f"  event --> d{index}[{mermaid(text)}]")
+    # A decision on the step's event hangs from it; one on Holon's own event (a settled run)
+    # from the run before it.
+    decided = result.decided[:8]
     runs = result.runs[:8]
+    run_of_decision: dict[int, int] = {}
+    ran = 0
+    for index, line in enumerate(decided):
+        source = "event"
+        if line.event and result.event and line.event != result.event and ran:
+            source = f"r{ran - 1}"
+        lines.append(f"  {source} --> d{index}[{mermaid(line.what)}]")
+        if ran < len(runs) and runs[ran].skill and runs[ran].skill in line.what:
+            run_of_decision[ran] = index
+            ran += 1
     for index, run in enumerate(runs):
         label = f"{run.skill} {run.status}" + (f" ({run.outcome})" if run.outcome else "")
-        source = next(
-            (f"d{i}" for i, d in enumerate(result.decided[:8]) if run.skill in d.what), "d0"
-        )
-        lines.append(f"  {source} --> r{index}[{mermaid(label)}]")
+        lines.append(f"  d{run_of_decision.get(index, 0)} --> r{index}[{mermaid(label)}]")
+    refused = result.refused[:8]
+    for index, item in enumerate(refused):
+        lines.append(f"  event -. refused .-> x{index}[{mermaid(item.what)}]")
+    if not decided and not refused:
+        lines.append(f"  event --> d0[{mermaid('no decision')}]")
     closure = result.closure
     if closure is not None:
         label = closure.closure_outcome + (
             f" / {closure.waiting_reason}" if closure.waiting_reason else ""
         )
         label += f" ({closure.lifecycle_outcome})" if closure.lifecycle_outcome else ""
-        ends = [f"r{i}" for i in range(len(runs))] or ["d0"]
-        for end in ends:
-            lines.append(f"  {end} --> closure[{mermaid(label)}]")
+        lines.append(f"  closure[{mermaid(label)}]")
+        end = f"r{len(runs) - 1}" if runs else ("x0" if refused and not decided else "d0")
+        lines.append(f"  {end} --> closure")
     return lines
 
 

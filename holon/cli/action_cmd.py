@@ -84,9 +84,12 @@ def main(args: argparse.Namespace) -> int:
     if config.phase == "cleanup":
         from holon.actions.interrupt import run_cleanup
 
-        result = run_cleanup(env, config, clock=lambda: datetime.now(UTC), say=_say_line)
-        step.finish(env, result, _say)
-        return result.exit_code
+        cleaned = run_cleanup(env, config, clock=lambda: datetime.now(UTC), say=_say_line)
+        if cleaned is None:
+            return 0
+        step.finish(env, cleaned, _say)
+        _say_line(_exit_line(cleaned))
+        return cleaned.exit_code
     step.clear_marker(config)
     stopper = _Stopper()
     stopper.install()

@@ -200,7 +200,10 @@ class Serve:
         self._answers = options.once or not (options.listening or options.tick_interval is not None)
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open(self) -> Controller:
+    def open(self, *, interrupted: str | None = None, actor: str | None = None) -> Controller:
+        """Open the state and recover. With `interrupted` (why: the workflow run was cancelled),
+        the skill runs left unfinished are first settled as a user interruption, so recovery
+        never starts them again (`holon action`'s cleanup phase)."""
         options = self.options
         # Fail on a bad policy before touching anything.
         policy = self._policy or load_policy(options.policy)
@@ -284,6 +287,8 @@ class Serve:
             repo=options.repo,
         )
         self._before_pass()
+        if interrupted is not None:
+            self._account(self.controller.interrupt(interrupted, actor))
         self._account(self.controller.recover())
         if not self.controller.paused and self.controller.kept():
             # `holon serve resume` on a stopped serve leaves its kept events for this start.
