@@ -62,7 +62,8 @@ class CollectHandler:
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
         run = f"{intent.id}-{attempt}"
         if self.expected is not None and run not in self.expected:
-            raise Deferred(run, "left inflight for the next pass: not in this settle's matrix")
+            # Another workflow run's (its state merged here), or one left for the next pass.
+            raise Deferred(run, "left inflight: not in this settle's matrix", keep=True)
         if run in self.refused:
             return self._failed(intent, attempt, self.refused[run])
         output = self.runs_dir / run

@@ -5,15 +5,18 @@ runner's own handler builds it, the user prompt, the run's GitHub context, the s
 `HOLON_BUNDLE_DIR/<intent>-<attempt>/`, adds a matrix entry, and raises `Deferred`: the
 controller leaves the intent inflight and journals the deferral. Host skills (publishing) never
 reach it (the serve routes them to Holon's own handlers). Past `MAX_JOBS` entries a run is
-deferred without a bundle, to the next pass, and says so.
+deferred without a bundle, to the next pass, and says so. A run another workflow run's
+decide took (its state merged here while its run jobs may still be at it) is left to that
+run's settle until `HORIZON` has passed.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from holon.actions.matrix import MAX_JOBS, MatrixEntry
 from holon.actions.run_bundle import RunBundle, context_dir, write_bundle
@@ -24,6 +27,10 @@ from holon.executor.result import ActionResult
 from holon.fsutil import remove_tree
 from holon.intent import ActionIntent
 from holon.skills.catalog import SkillCatalog
+
+# How long a run another workflow run took is left to it: beyond GitHub's 6-hour job limit and
+# queueing, its settle has run or never will.
+HORIZON = timedelta(hours=12)
 
 
 class DeferHandler:
@@ -39,6 +46,9 @@ class DeferHandler:
         host: frozenset[str] = frozenset(),
         base_sha: str | None = None,
         limit: int = MAX_JOBS,
+        by: str | None = None,
+        prior: Callable[[str], Mapping[str, Any] | None] = lambda intent_id: None,
+        horizon: timedelta = HORIZON,
     ) -> None:
         self.bundle_root = bundle_root
         self.clock = clock
@@ -49,6 +59,11 @@ class DeferHandler:
         self.host = host
         self.base_sha = base_sha
         self.limit = limit
+        # Who defers (the workflow run, `<run id>-<attempt>`), and what an intent's record says
+        # of an earlier deferral: a run another workflow run still has is not run twice.
+        self.by = by
+        self.prior = prior
+        self.horizon = horizon
         self.entries: list[MatrixEntry] = []  # this pass's run jobs, in order
         self.overflow: list[str] = []  # runs left for the next pass (the matrix was full)
 
@@ -59,6 +74,11 @@ class DeferHandler:
             return result_of(intent, attempt, self.clock(), "failed", error=why)
         run = f"{intent.id}-{attempt}"
         subject = intent.target.subject()
+        holder = self._holder(intent.id, attempt)
+        if holder is not None:
+            raise Deferred(
+                run, f"left inflight: the run job of workflow run {holder} has it", keep=True
+            )
         if len(self.entries) >= self.limit:
             self.overflow.append(run)
             raise Deferred(
@@ -92,7 +112,29 @@ class DeferHandler:
             return result_of(intent, attempt, self.clock(), "failed", error=error)
         self.entries = [e for e in self.entries if e.run != run]
         self.entries.append(MatrixEntry(run=run, skill=skill, subject=subject))
-        raise Deferred(run, f"deferred to run job {run}: run in a container job, settled after")
+        raise Deferred(
+            run, f"deferred to run job {run}: run in a container job, settled after", by=self.by
+        )
+
+    def _holder(self, intent_id: str, attempt: int) -> str | None:
+        """The other workflow run that took this attempt and may still be at it (its settle
+        collects it), or None: not taken, taken by this run (a re-run), or long enough ago
+        that its run is over (`horizon`, beyond GitHub's 6-hour job limit)."""
+        deferred = self.prior(intent_id)
+        if not isinstance(deferred, Mapping) or deferred.get("attempt") != attempt:
+            return None
+        by, at = deferred.get("by"), deferred.get("at")
+        if not isinstance(by, str) or not by or not isinstance(at, str):
+            return None
+        if self.by is not None and by.split("-")[0] == self.by.split("-")[0]:
+            return None  # the same workflow run, run again: its earlier attempt is over
+        try:
+            since = datetime.fromisoformat(at)
+        except ValueError:
+            return None
+        if since.tzinfo is None or self.clock() - since > self.horizon:
+            return None
+        return by[:40]
 
     def _collect(self, intent: ActionIntent, dest: Path) -> None:
         assert self.context is not None

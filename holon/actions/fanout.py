@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from holon.actions.config import ActionConfig
 from holon.actions.result import Line, RunRow, StepResult, step_exit
@@ -51,6 +51,12 @@ class _Finder:
 
     def __call__(self, event_id: str) -> EventEnvelope | None:
         return self.serve.event_by_id(event_id) if self.serve is not None else None
+
+    def deferral(self, intent_id: str) -> Mapping[str, Any] | None:
+        """What the intent's record says of an earlier deferral (None: none)."""
+        record = self.serve.state.get("intent", intent_id) if self.serve is not None else None
+        deferred = record.data.get("deferred") if record is not None else None
+        return deferred if isinstance(deferred, dict) else None
 
 
 def run_decide(
@@ -87,6 +93,8 @@ def run_decide(
         context=context,
         host=host_skills(catalog),
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
+        by=f"{config.run_id}-{config.run_attempt or 1}" if config.run_id else None,
+        prior=finder.deferral,
     )
     serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=defer)
     finder.serve = serve

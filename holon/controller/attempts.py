@@ -114,7 +114,13 @@ def defer(
 ) -> None:
     """Leave `intent` inflight, handed on as attempt `number` (`signal.run`), and say so."""
     at = p.parts.clock()
-    data["deferred"] = {"attempt": number, "run": signal.run, "at": at.isoformat()}
+    if not (signal.keep and deferred_attempt(data, number) == number):
+        data["deferred"] = {
+            "attempt": number,
+            "run": signal.run,
+            "at": at.isoformat(),
+            "by": signal.by,
+        }
     record = p.put("intent", intent.id, "inflight", data)
     p.ledger.track_intent(record)
     p.deferred.append(intent)

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 class Deferred(Exception):
     """`run` names the deferred run (`<intent>-<attempt>`, where its output will be); `why`
-    says where it went, for the journal and the summary."""
+    says where it went, for the journal and the summary. `by` names who took it (a workflow
+    run; None: nobody yet, any later pass may); `keep`: it is still where an earlier deferral
+    sent it, so that record (who, since when) stays as it is."""
 
-    def __init__(self, run: str, why: str) -> None:
+    def __init__(self, run: str, why: str, *, by: str | None = None, keep: bool = False) -> None:
         super().__init__(run)
         self.run = run
         self.why = why
+        self.by = by
+        self.keep = keep
 
 
 __all__ = ["Deferred"]

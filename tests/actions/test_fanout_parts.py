@@ -264,3 +264,21 @@ def test_run_rejects_a_bundle_mixed_with_its_own_flags(tmp_path: Path) -> None:
     assert done.returncode == 64
     assert "--context cannot be combined with --bundle" in done.stderr
     assert RunBundle.model_fields["run"].metadata  # the run name is pattern-checked
+
+
+@pytest.mark.parametrize(
+    ("by", "hours", "bundled"),
+    [("99-1", 1, False), ("99-1", 13, True), ("100-1", 1, True), (None, 1, True)],
+)
+def test_a_run_another_workflow_run_still_has_is_not_bundled_twice(
+    tmp_path: Path, by: str | None, hours: int, bundled: bool
+) -> None:
+    from datetime import timedelta
+
+    earlier = {"attempt": 1, "run": "x", "at": (NOW - timedelta(hours=hours)).isoformat(), "by": by}
+    handler = _defer(tmp_path, by="100-2", prior=lambda intent_id: earlier)
+    with pytest.raises(Deferred) as raised:
+        handler(_intent(), 1)
+    assert raised.value.keep is not bundled
+    assert bool(handler.entries) is bundled
+    assert raised.value.by == (None if not bundled else "100-2")

@@ -149,3 +149,21 @@ def test_a_deferred_run_found_by_a_later_decide_is_handed_on_again(tmp_path: Pat
     report = recover(LoadedState.of(loaded.state), parts)
     assert defer.calls == [1]
     assert len(report.deferred) == 1
+
+
+class Keep:
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        raise Deferred(f"{intent.id}-{attempt}", "still elsewhere", keep=True)
+
+
+def test_a_deferral_that_keeps_leaves_who_took_it_and_when(tmp_path: Path) -> None:
+    loaded, decided = _deferred_state(tmp_path)
+    (record,) = loaded.ledger.inflight()
+    before = dict(record.data["deferred"])
+    parts = _parts(tmp_path, Keep())
+    parts.journals = decided.journals
+    parts.clock.now = parts.clock.now.replace(hour=18)  # type: ignore[attr-defined]
+    report = recover(LoadedState.of(loaded.state), parts)
+    assert len(report.deferred) == 1
+    (after,) = LoadedState.of(loaded.state).ledger.inflight()
+    assert after.data["deferred"] == before
