@@ -319,6 +319,23 @@ def _run_items(record: Record) -> list[EvidenceItem]:
     if result.get("dry_run"):
         # Nothing ran: the work is still to do, not done.
         return [WorkItem(id=ident, source="controller", at=at, summary="dry run")]
+    if status in ("pending", "inflight") and isinstance(record.data.get("deferred"), dict):
+        # Handed on to a run job (fan-out): the unit waits on that job's result, which the
+        # settle job collects; it never re-runs by itself (not continuable work).
+        task = record.key
+        return [
+            TaskItem(
+                id=f"task:{record.key}",
+                source="controller",
+                at=at,
+                task_id=task,
+                state="running",
+                blocking=True,
+            ),
+            WaitItem(
+                id=f"deferred:{record.key}", source="controller", at=at, on="task", task_id=task
+            ),
+        ]
     if status in ("pending", "inflight"):
         return [RunItem(id=ident, source="controller", at=at, state="running")]
     if status == "cancelled":
