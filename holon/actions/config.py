@@ -66,6 +66,8 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("HOLON_UPLOAD_DIR", "where the state bundle to upload is written"),
     ("HOLON_RUN_OUTPUTS", "settle: downloaded run outputs, one per subdirectory"),
     ("HOLON_BUNDLE_DIR", "decide: where run bundles are written"),
+    ("HOLON_DECIDED_DIR", "decide: where its state is handed to settle; settle: where it is"),
+    ("HOLON_MATRIX", "settle: decide's matrix output (the runs to collect; default: all)"),
     ("HOLON_WORKFLOW_FILE", "workflow file to re-dispatch (default from GITHUB_WORKFLOW_REF)"),
     ("GITHUB_*, RUNNER_TEMP", "as GitHub Actions sets them (GITHUB_EVENT_PATH is required)"),
 )

@@ -11,11 +11,19 @@ from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from holon.runner import RunRequest, RunResult
     from holon.skills.catalog import Skill
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--spec", required=True, metavar="FILE", help="the run's spec.yaml")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--spec", metavar="FILE", help="the run's spec.yaml")
+    source.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="a run bundle (fan-out's decide job: docs/fan-out.md): its spec, context, user"
+        " prompt, skill and run id, instead of --spec, --context, --user-prompt and --skill",
+    )
     parser.add_argument(
         "--workspace",
         metavar="DIR",
@@ -82,10 +90,38 @@ def _skills(args: argparse.Namespace, spec_skills: list[str], workspace: Path) -
     return resolve_skills(args.skill, config, spec_skills, default_catalog(), repo=workspace)
 
 
+def _bundle_request(args: argparse.Namespace) -> RunRequest:
+    """The run a bundle describes, in the workspace given (default: the current directory,
+    the run job's checkout)."""
+    from holon.actions.run_bundle import read_bundle
+    from holon.runner import RunRequest
+
+    mixed = [f for f in ("context", "user_prompt", "system_prompt", "config") if getattr(args, f)]
+    if mixed or args.skill:
+        flag = "--" + (mixed[0].replace("_", "-") if mixed else "skill")
+        raise InvalidInput(f"{flag} cannot be combined with --bundle: the bundle carries it")
+    loaded = read_bundle(Path(args.bundle))
+    bundle = loaded.bundle
+    return RunRequest(
+        spec=bundle.spec,
+        skills=loaded.skills,
+        workspace=Path(args.workspace) if args.workspace is not None else Path.cwd(),
+        output=Path(args.output),
+        context=loaded.context,
+        user_prompt=bundle.user_prompt,
+        run_id=bundle.run,
+        include_ignored=args.include_ignored,
+        keep_workspace=args.keep_workspace,
+        **backend_fields(args),
+    )
+
+
 def main(args: argparse.Namespace) -> int:
     from holon.contract.spec import load_spec
     from holon.runner import RunRequest, run
 
+    if args.bundle is not None:
+        return _report(args, run(_bundle_request(args)))
     spec_path = Path(args.spec)
     spec = load_spec(spec_path)
     if args.workspace is not None:
@@ -106,7 +142,10 @@ def main(args: argparse.Namespace) -> int:
         keep_workspace=args.keep_workspace,
         **backend_fields(args),
     )
-    result = run(request)
+    return _report(args, run(request))
+
+
+def _report(args: argparse.Namespace, result: RunResult) -> int:
     if args.json:
         from holon.cli._io import print_json
 

@@ -6,6 +6,12 @@ crash between the two is reconciled on the next start (`recovery.py`) instead of
 repeated: an attempt already in the actions journal is taken from it, never performed again.
 A settled skill run that ran becomes a follow-up event (`follow_ups.py`), queued in the state
 with its settlement.
+
+A handler may hand its attempt on instead (`Deferred`: fan-out's decide job bundles the run for
+a container job). The intent then stays inflight, with the attempt it was handed on as, and the
+decisions journal says so; nothing is settled. Whoever later finds it inflight (the serve's
+recovery, in fan-out's settle job) collects exactly that attempt: another would need another
+run job, which only a later decide can make.
 """
 
 from __future__ import annotations
@@ -14,8 +20,11 @@ from typing import Any
 
 from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
+from holon.controller.journals import decision_entry
 from holon.controller.pass_report import Pass
+from holon.executor.deferral import Deferred
 from holon.executor.result import ActionResult
+from holon.gateway.continuation import continues
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 
@@ -35,6 +44,7 @@ KEPT_RESULT = {
 
 
 def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
+    resumed = continues(env.type, env.payload)
     data = {
         "intent": intent.model_dump(mode="json"),
         "type": intent.type,
@@ -43,8 +53,9 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "head_sha": intent.args.get("head_sha"),
         # A run Holon's own event decided (publishing a settled run) continues the work that
         # run was admitted for: not a new automatic run (cooldown), not a new unit of work.
-        "automatic": env.command is None and env.via != "internal",
-        "continues": env.payload.get("intent") if env.via == "internal" else None,
+        # A re-activation continues its unit's work the same way (gateway/continuation.py).
+        "automatic": env.command is None and env.via != "internal" and resumed is None,
+        "continues": env.payload.get("intent") if env.via == "internal" else resumed,
         # Who asked, for what follows from this intent (the settled run's event).
         "actor": env.actor.model_dump(mode="json") if env.actor is not None else None,
         # Which event decided it, and when: what the subject's current unit of work is
@@ -54,6 +65,12 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "attempts": 0,
         "result": None,
     }
+    if (intent.type == "run_skill" and not data["continues"]) or intent.type == "merge":
+        # New work starts a new unit: a wait only new work ends (a spent re-activation budget,
+        # actions/reactivate.py) no longer holds the subject.
+        for wait in p.ledger.wait_records(intent.target.subject()):
+            if wait.data.get("until_command"):
+                p.delete("wait", wait.key)
     record = p.put("intent", intent.id, "inflight", data)
     p.ledger.track_intent(record)
     if intent.type == "run_skill" and not p.parts.idempotent_runs:
@@ -67,9 +84,19 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
     parts, executed = p.parts, p.loaded.executed
     result = executed.get(intent.id)
     first = 1 if result is None else result.attempt + 1
+    last = parts.policy.settings.max_attempts
+    handed = deferred_attempt(data, last)
+    if handed is not None:
+        # The attempt a run job performed is collected once; journaled already, it is settled.
+        last = handed
+        first = handed if result is None or result.attempt < handed else handed + 1
     if result is None or result.status == "failed":
-        for number in range(first, parts.policy.settings.max_attempts + 1):
-            result = parts.executor.execute(intent, number)
+        for number in range(first, last + 1):
+            try:
+                result = parts.executor.execute(intent, number)
+            except Deferred as signal:
+                defer(p, intent, data, number, signal)
+                return
             parts.crashpoint("after_effect_before_journal")
             parts.journals.actions.append(result.model_dump(mode="json"))
             executed[intent.id] = result
@@ -79,6 +106,45 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
                 break
     assert result is not None
     settle(p, intent, data, result)
+
+
+def deferred_attempt(data: dict[str, Any], most: int) -> int | None:
+    """The attempt the intent was handed on as, when its record says one this policy allows;
+    a restored record's word only narrows what is attempted, so a bad one is ignored."""
+    deferred = data.get("deferred")
+    number = deferred.get("attempt") if isinstance(deferred, dict) else None
+    if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= most:
+        return number
+    return None
+
+
+def defer(
+    p: Pass, intent: ActionIntent, data: dict[str, Any], number: int, signal: Deferred
+) -> None:
+    """Leave `intent` inflight, handed on as attempt `number` (`signal.run`), and say so."""
+    at = p.parts.clock()
+    if not (signal.keep and deferred_attempt(data, number) == number):
+        data["deferred"] = {
+            "attempt": number,
+            "run": signal.run,
+            "at": at.isoformat(),
+            "by": signal.by,
+        }
+    record = p.put("intent", intent.id, "inflight", data)
+    p.ledger.track_intent(record)
+    p.deferred.append(intent)
+    p.journal(
+        decision_entry(
+            entry_id=f"dec:{intent.id}:deferred:{number}",
+            event_id=intent.event_id,
+            type_=intent.type,
+            subject=intent.target.subject(),
+            at=at,
+            outcome="deferred",
+            rationale=signal.why,
+            accepted=[intent],
+        )
+    )
 
 
 def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionResult) -> None:
@@ -102,4 +168,4 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     follow_effect_wait(p, intent, data["subject"], result)
 
 
-__all__ = ["KEPT_RESULT", "attempt", "perform", "settle"]
+__all__ = ["KEPT_RESULT", "attempt", "defer", "deferred_attempt", "perform", "settle"]

@@ -13,6 +13,9 @@ from holon.gateway.envelope import EventEnvelope
 from holon.intent import Target
 from holon.templating import render
 
+# A rule's `skill: $last`: the skill the subject's current unit of work runs (a re-activation).
+LAST_SKILL = "$last"
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -120,9 +123,15 @@ class PolicyDecider:
         if rule.do in ("stop", "status", "usage", "recheck"):
             return self._special(rule, env, view, target, why)
         args: dict[str, Any] = dict(rule.args)
+        skill = rule.skill or ""
+        if rule.do == "run_skill" and skill == LAST_SKILL:
+            # Continue the work in hand: the skill of the subject's current unit of work.
+            skill = (view.subject.last_skill if view.subject else None) or ""
+            if not skill:
+                return Decision(self.name, f"{why}, but {target.subject()} has no work to continue")
         if rule.do == "run_skill":
             args = {
-                "skill": rule.skill or "",
+                "skill": skill,
                 "inputs": {**_inputs(env), **_rule_inputs(rule, env)},
             }
             head = _head_sha(env)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from holon.controller.facts import RepoFacts, at_least
 from holon.controller.policy import Policy
+from holon.gateway.continuation import continues
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 
@@ -216,9 +217,14 @@ def guard(
                 reason = ("duplicate", f"{skill} is already running on {subject}")
             elif skill in PER_SHA_SKILLS and sha and ledger.ran_for_sha(subject, skill, sha):
                 reason = ("duplicate", f"{skill} already ran on {subject} for {sha[:12]}")
-            elif env.command is None and env.via != "internal":
+            elif (
+                env.command is None
+                and env.via != "internal"
+                and continues(env.type, env.payload) is None
+            ):
                 # Holon's own event continues work already admitted (publishing a settled
-                # run): the cooldown between automatic runs does not hold it back.
+                # run), as a re-activation does (within its own budget): the cooldown between
+                # automatic runs does not hold them back.
                 last = ledger.last_automatic_run(subject)
                 if last is not None and now - last < cooldown:
                     reason = ("cooldown", f"{subject} is cooling down until {last + cooldown}")

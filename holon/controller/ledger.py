@@ -27,6 +27,7 @@ from holon.closure.evidence import (
     WorkItem,
 )
 from holon.controller.view import IntentSummary, SubjectView, WaitSummary
+from holon.gateway.continuation import REACTIVATION
 from holon.state.model import Record, ServeState
 
 SETTLED = ("succeeded", "failed", "refused", "expired", "cancelled")
@@ -124,6 +125,7 @@ class StateLedger:
         summaries = [_summary(r) for r in records]
         closure = self.state.get("closure", subject)
         return SubjectView(
+            last_skill=last_skill(records),
             subject=subject,
             inflight=[s for s in summaries if s.status in ("pending", "inflight")],
             recent=[s for s in summaries if s.status in SETTLED][-5:],
@@ -229,18 +231,45 @@ def current_unit(records: list[Record]) -> list[Record]:
     every intent decided from that event or later. Earlier units' intents, a label that failed days
     ago among them, are not evidence about the current work.
     """
-    if not records:
+    start = unit_start(records)
+    if start is None:
         return []
-    # A run that continues another's work (publishing it) starts no unit of its own; a merge,
-    # the work that ends a pull request, starts one like a run.
-    runs = [r for r in records if _starts_unit(r)]
-    start = max(runs or records, key=_decided)
     since, event = _decided(start)[0], start.data.get("event_id")
     return [
         r
         for r in records
         if _decided(r)[0] >= since or (event is not None and r.data.get("event_id") == event)
     ]
+
+
+def unit_start(records: list[Record]) -> Record | None:
+    """The intent that started the subject's current unit of work (see `current_unit`)."""
+    if not records:
+        return None
+    # A run that continues another's work (publishing it, or a re-activation of it) starts no
+    # unit of its own; a merge, the work that ends a pull request, starts one like a run.
+    runs = [r for r in records if _starts_unit(r)]
+    return max(runs or records, key=_decided)
+
+
+def last_skill(records: list[Record]) -> str | None:
+    """The skill the subject's current unit of work runs: its latest run that is the work
+    itself (not publishing it), which a re-activation continues."""
+    runs = [
+        r
+        for r in current_unit(records)
+        if r.data.get("type") == "run_skill"
+        and isinstance(r.data.get("skill"), str)
+        and (r.data.get("continues") is None or reactivated(r))
+    ]
+    return str(max(runs, key=_decided).data["skill"]) if runs else None
+
+
+def reactivated(record: Record) -> bool:
+    """Whether the intent was decided from a re-activation of its unit's work: such a run does
+    not restart the unit, so the unit's re-activation budget holds across re-activations."""
+    value = record.data.get("continues")
+    return isinstance(value, str) and value.startswith(REACTIVATION)
 
 
 def _starts_unit(record: Record) -> bool:
@@ -290,6 +319,23 @@ def _run_items(record: Record) -> list[EvidenceItem]:
     if result.get("dry_run"):
         # Nothing ran: the work is still to do, not done.
         return [WorkItem(id=ident, source="controller", at=at, summary="dry run")]
+    if status in ("pending", "inflight") and isinstance(record.data.get("deferred"), dict):
+        # Handed on to a run job (fan-out): the unit waits on that job's result, which the
+        # settle job collects; it never re-runs by itself (not continuable work).
+        task = record.key
+        return [
+            TaskItem(
+                id=f"task:{record.key}",
+                source="controller",
+                at=at,
+                task_id=task,
+                state="running",
+                blocking=True,
+            ),
+            WaitItem(
+                id=f"deferred:{record.key}", source="controller", at=at, on="task", task_id=task
+            ),
+        ]
     if status in ("pending", "inflight"):
         return [RunItem(id=ident, source="controller", at=at, state="running")]
     if status == "cancelled":

@@ -60,6 +60,11 @@ class PassReport(BaseModel):
         description="The skill runs that ended in this pass, however they ended: settled by "
         "their attempts, expired by a tick, cancelled by a stop, refused on recovery.",
     )
+    deferred: list[ActionIntent] = Field(
+        default_factory=list,
+        description="The skill runs handed on to be performed elsewhere (fan-out's run jobs): "
+        "left inflight, settled by whoever collects their output.",
+    )
 
 
 @dataclass
@@ -76,6 +81,7 @@ class Pass:
     results: list[ActionResult] = field(default_factory=list)
     follow_ups: list[EventEnvelope] = field(default_factory=list)
     ended_runs: list[ActionIntent] = field(default_factory=list)
+    deferred: list[ActionIntent] = field(default_factory=list)
     # Every subject settled, in order; None where the unit left no evidence (no closure).
     closures: dict[str, ClosureRecord | None] = field(default_factory=dict)
 
@@ -127,6 +133,7 @@ class Pass:
             job_conclusion=job_conclusion_of(code),
             follow_ups=self.follow_ups,
             ended_runs=self.ended_runs,
+            deferred=self.deferred,
         )
 
 

@@ -31,6 +31,7 @@ from holon.controller.pause import (
     pause_record,
     read_kept,
 )
+from holon.controller.reactivation import admit
 from holon.controller.settlement import settle_closures
 from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
@@ -73,6 +74,8 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         # Not even decided: a decider's facts would be read in a repository Holon does not serve.
         journal_decision(p, env, "refused", foreign, suffix=suffix)
         return
+    if not admit(p, env, suffix):
+        return  # a re-activation that is not the next expected one: journaled, not decided
     subject = target_of(env).subject()
     view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
     decision = p.parts.decider.decide(env, view)

@@ -1,6 +1,7 @@
 """`/holon stop` and what lifts it: a stop that passed the guardrails cancels the subject's
 unfinished skill runs (its wait intent records the interruption), and a later authorized work
-command removes the interruption so the new work is not held by the old stop.
+command removes the interruption so the new work is not held by the old stop (and likewise a
+wait that only a new command ends: a spent re-activation budget, `actions/reactivate.py`).
 
 A cancelled or timed-out workflow run is the same interruption, by the user, found afterwards
 (`interrupt_runs`, the `holon action` cleanup phase): every skill run left pending or inflight is
@@ -26,7 +27,8 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
     subject = target_of(env).subject()
     if verdict.authorized and env.command is not None and env.command.name in RESTARTING:
         for record in p.ledger.wait_records(subject):
-            if record.data.get("interruption"):
+            # A stop, or a wait only a new command ends (a spent re-activation budget).
+            if record.data.get("interruption") or record.data.get("until_command"):
                 p.delete("wait", record.key)
     if decision.special == "stop" and verdict.accepted:
         for record in p.ledger.intent_records(subject):

@@ -31,6 +31,8 @@ class SubjectView:
     recent: list[IntentSummary] = field(default_factory=list)
     waits: list[WaitSummary] = field(default_factory=list)
     closure: dict[str, Any] | None = None
+    # The skill of the current unit's own run (what a re-activation continues); None: none.
+    last_skill: str | None = None
 
 
 @dataclass(frozen=True)

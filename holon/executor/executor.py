@@ -1,5 +1,6 @@
 """Dispatches validated intents to their handlers; a handler that raises is a failed attempt
-whose error names the exception's class, never its message."""
+whose error names the exception's class, never its message (except `Deferred`: the attempt is
+performed elsewhere, and the controller records it so)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 
 from holon.errorlog import log_traceback
+from holon.executor.deferral import Deferred
 from holon.executor.handlers import (
     DryRunHandler,
     Handler,
@@ -34,6 +36,8 @@ class Executor:
             )
         try:
             return handler(intent, attempt)
+        except Deferred:
+            raise  # performed elsewhere: the controller records it inflight (attempts.py)
         except Exception as exc:  # a handler bug must not take the loop down; it is journaled
             # Only the class: the message may quote a token or the raw payload, and the error
             # travels into the journal, the state and the subject's closure.

@@ -18,6 +18,7 @@ from holon.executor.result import ActionResult
 from holon.intent import ActionIntent
 
 if TYPE_CHECKING:
+    from holon.contract.spec import Spec
     from holon.skills.catalog import SkillCatalog
 
 
@@ -90,6 +91,35 @@ class ContextSource(Protocol):
     def collect(self, intent: ActionIntent, dest: Path) -> None: ...
 
 
+def skill_spec(
+    intent: ActionIntent, env: Mapping[str, str], describe: Callable[[str], str]
+) -> Spec:
+    """The spec of a run of `intent`'s skill: what the runner runs here and what fan-out's
+    decide job bundles for a run job (one construction, so the two cannot drift)."""
+    from holon.contract.spec import Spec
+
+    skill = str(intent.args["skill"])
+    inputs: dict[str, str] = dict(intent.args.get("inputs") or {})
+    return Spec.model_validate(
+        {
+            "version": "v1",
+            "kind": "Holon",
+            "metadata": {"name": skill, "id": intent.id, "skills": [skill]},
+            "context": {"env": dict(env)},
+            "goal": {
+                "description": describe(skill),
+                "issue_id": inputs.get("issue") or inputs.get("pull_request"),
+            },
+        }
+    )
+
+
+def user_prompt_of(intent: ActionIntent) -> str | None:
+    """The run's user prompt: the intent's inputs, one `name: value` line each (None: none)."""
+    inputs: dict[str, str] = dict(intent.args.get("inputs") or {})
+    return "\n".join(f"{k}: {v}" for k, v in sorted(inputs.items())) or None
+
+
 class RunSkillHandler:
     """Runs the skill through the Agent Contract runner in the serve's workspace, with the
     context `context` collects (when given) as the run's context directory."""
@@ -132,7 +162,6 @@ class RunSkillHandler:
         return self.output_root / f"{intent.id}-{attempt}"
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
-        from holon.contract.spec import Spec
         from holon.errors import HolonError, Interrupted
         from holon.fsutil import remove_tree
         from holon.runner import RunRequest, run
@@ -141,25 +170,13 @@ class RunSkillHandler:
         if skill in self.host:
             why = f"{skill} is a host skill: it is performed by Holon itself, never by an agent"
             return result_of(intent, attempt, self.clock(), "failed", error=why)
-        inputs: dict[str, str] = dict(intent.args.get("inputs") or {})
-        spec = Spec.model_validate(
-            {
-                "version": "v1",
-                "kind": "Holon",
-                "metadata": {"name": skill, "id": intent.id, "skills": [skill]},
-                "context": {"env": self.env},
-                "goal": {
-                    "description": self.describe(skill),
-                    "issue_id": inputs.get("issue") or inputs.get("pull_request"),
-                },
-            }
-        )
+        spec = skill_spec(intent, self.env, self.describe)
         output = self.output_for(intent, attempt)
         if output.exists():
             # This attempt already started in an earlier process: read what it left, never
             # run it twice.
             return self._recovered(intent, attempt, output)
-        user = "\n".join(f"{k}: {v}" for k, v in sorted(inputs.items()))
+        user = user_prompt_of(intent)
         # The context lives only until the runner has copied it into the run's input.
         scratch = Path(tempfile.mkdtemp(prefix="holon-context-")) if self.context else None
         try:
@@ -181,7 +198,7 @@ class RunSkillHandler:
                     image=self.image,
                     context=context,
                     secrets=self.secrets,
-                    user_prompt=user or None,
+                    user_prompt=user,
                     run_id=f"{intent.id}-{attempt}",
                     skills=self._skills(skill),
                 )
@@ -222,25 +239,39 @@ class RunSkillHandler:
         return self._from_record(intent, attempt, result)
 
     def _from_record(self, intent: ActionIntent, attempt: int, result: Any) -> ActionResult:
-        from holon.closure.evidence import Question
+        return from_run_record(intent, attempt, self.clock(), result)
 
-        status = "failed" if result.outcome == "failure" else "succeeded"
-        # The agent's question is the operator's required input: it travels with the result
-        # into the subject's closure evidence (askuserQuestion, not a bare "blocked").
-        asked = result.manifest.question if result.manifest is not None else None
-        question = None
-        if result.outcome == "needs_human" and asked is not None:
-            question = Question(id=asked.id, text=asked.text)
-        return result_of(
-            intent,
-            attempt,
-            self.clock(),
-            status,
-            run_id=result.run_id,
-            run_output_path=result.output_path,
-            manifest_path=result.manifest_path,
-            run_status=result.status,
-            run_outcome=result.outcome,
-            question=question,
-            error=None if status == "succeeded" else result.reason,
-        )
+
+def from_run_record(
+    intent: ActionIntent, attempt: int, now: datetime, result: Any, output: Path | None = None
+) -> ActionResult:
+    """The attempt's result from the runner's record of the run (`RunResult`). `output`: where
+    the run's output is on this side, when the record's own paths were written elsewhere (a
+    run job's container) and must not be trusted."""
+    from holon.closure.evidence import Question
+    from holon.contract.layout import MANIFEST_FILE
+
+    status = "failed" if result.outcome == "failure" else "succeeded"
+    # The agent's question is the operator's required input: it travels with the result
+    # into the subject's closure evidence (askuserQuestion, not a bare "blocked").
+    asked = result.manifest.question if result.manifest is not None else None
+    question = None
+    if result.outcome == "needs_human" and asked is not None:
+        question = Question(id=asked.id, text=asked.text)
+    output_path, manifest_path = result.output_path, result.manifest_path
+    if output is not None:
+        output_path = str(output)
+        manifest_path = str(output / MANIFEST_FILE) if manifest_path is not None else None
+    return result_of(
+        intent,
+        attempt,
+        now,
+        status,
+        run_id=result.run_id,
+        run_output_path=output_path,
+        manifest_path=manifest_path,
+        run_status=result.status,
+        run_outcome=result.outcome,
+        question=question,
+        error=None if status == "succeeded" else result.reason,
+    )

@@ -19,6 +19,7 @@ from typing import Any
 
 from holon.errors import InvalidInput
 from holon.gateway.commands import Command, parse_command
+from holon.gateway.continuation import dispatch_subject
 from holon.gateway.envelope import (
     Actor,
     Authority,
@@ -468,6 +469,11 @@ def normalize(
             # repository_dispatch's `branch` does: a subject ref:<name> would file the request
             # with pushes to that branch.
             subject = Subject(kind="repository", id=repo) if repo else None
+            # Holon's own re-activation names the subject it continues (gateway/continuation.py);
+            # an input of any other shape leaves the dispatch on the repository.
+            named = dispatch_subject(payload) if event == "workflow_dispatch" else None
+            if named is not None:
+                subject = Subject(kind=named[0], id=named[1])
         else:
             # Content, not delivery id: the same fact by any path (Actions has no delivery id).
             ident = content_hash(payload)

@@ -12,6 +12,8 @@ Only routes of GitHub's REST description that the fake implements are answered; 
 request gets 501 and is recorded as a violation, which fails the test at teardown. Unknown
 objects get GitHub's 404 body. `fail(operation, status, ...)` makes the next calls to an
 operation fail, for the error paths. With `token`, a request without it gets GitHub's 401.
+The one path outside the API is `/_blobs/<token>`: the signed URL an artifact download
+redirects to (`artifacts.py`), served without authorization and recorded as operation `blob`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+import tests.support.github_fake.listing  # noqa: F401  (handlers: repository-wide listings)
 from tests.support.github_fake import issues, repo_data, review_comments  # noqa: F401  (handlers)
+from tests.support.github_fake.artifacts import BLOB, BLOBS, Redirect
 from tests.support.github_fake.calls import Call, CallLog
 from tests.support.github_fake.render import Renderer
 from tests.support.github_fake.request import HANDLERS, Request
@@ -93,6 +97,8 @@ class LoopbackGitHub(CallLog):
         self, method: str, target: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, Any, dict[str, str]]:
         url = urllib.parse.urlsplit(target)
+        if url.path.startswith(BLOBS):
+            return self._blob(method, url, headers)
         path = url.path.removeprefix(self.prefix) if url.path.startswith(self.prefix) else ""
         found = routes().match(method, path) if path else None
         operation = found[0].operation if found else None
@@ -139,7 +145,21 @@ class LoopbackGitHub(CallLog):
                 return refused.status, error_body(refused.status, refused.message), {}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 return 422, error_body(422, f"Invalid request: {exc.__class__.__name__}"), {}
+            if isinstance(answer, Redirect):
+                return failure or (status, None, {"Location": answer.location})
             return failure or (status, answer, {})
+
+    def _blob(
+        self, method: str, url: urllib.parse.SplitResult, headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """A signed download URL: outside the API, no authorization needed (a storage host's)."""
+        query = urllib.parse.parse_qs(url.query)
+        with self.lock:
+            self.calls.append(Call(method, url.path, BLOB, query, b"", headers))
+            data = self.state.blobs.get(url.path.removeprefix(BLOBS))
+        if method != "GET" or data is None:
+            return 404, error_body(404, "BlobNotFound"), {}
+        return 200, data, {"Content-Type": "application/zip"}
 
     def _refuse(self, violation: str) -> tuple[int, Any, dict[str, str]]:
         self.violations.append(violation)
@@ -156,9 +176,12 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, body, extra = github.handle(self.command, self.path, headers, raw)
-        data = b"" if body is None else json.dumps(body).encode()
+        if not isinstance(body, bytes):  # a blob is sent as it is
+            body = b"" if body is None else json.dumps(body).encode()
+        data = body
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        if "Content-Type" not in extra:
+            self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-GitHub-Api-Version-Selected", "2022-11-28")
         for name, value in extra.items():

@@ -61,6 +61,7 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     pull: Pull | None = None
     updated_at: str = NOW
+    created_at: str = NOW
 
 
 def git_sha(kind: str, data: bytes) -> str:
@@ -95,10 +96,27 @@ def git_tree_sha(entries: dict[str, dict[str, str]]) -> str:
     return write(root)
 
 
+@dataclass
+class Artifact:
+    """An Actions artifact: its zip, and the run that uploaded it (`artifacts.py` serves it)."""
+
+    id: int
+    name: str
+    data: bytes
+    run_id: int
+    repository_id: int
+    head_repository_id: int
+    expired: bool = False
+    created_at: str = NOW
+
+
 class Repo:
     def __init__(self, full_name: str, ids: itertools.count[int]) -> None:
         self.owner, self.name = full_name.split("/")
         self.full_name = full_name
+        # Its own numbering, so ids the shared counter gives out stay as they were.
+        self.id = int(hashlib.sha256(full_name.encode()).hexdigest()[:7], 16)
+        self.artifacts: dict[int, Artifact] = {}
         self.default_branch = "main"
         self._ids = ids
         self.issues: dict[int, Issue] = {}
@@ -130,6 +148,31 @@ class Repo:
         comment = Comment(self.next_id(), number, body, user)
         self.comments[comment.id] = comment
         return comment
+
+    def add_artifact(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        head_repository_id: int | None = None,
+        expired: bool = False,
+        created_at: str = NOW,
+        run_id: int | None = None,
+    ) -> Artifact:
+        """An artifact a run uploaded; `head_repository_id` other than `self.id`: a fork's run."""
+        ident = self.next_id()
+        artifact = Artifact(
+            ident,
+            name,
+            data,
+            run_id if run_id is not None else ident + 100_000,
+            self.id,
+            self.id if head_repository_id is None else head_repository_id,
+            expired,
+            created_at,
+        )
+        self.artifacts[ident] = artifact
+        return artifact
 
     def issue(self, number: int | str, pull: bool = False) -> Issue:
         issue = self.issues.get(int(number)) if str(number).isdigit() else None
@@ -216,6 +259,8 @@ class GitHubState:
     def __init__(self, repos: tuple[str, ...] = ("octocat/Hello-World",)) -> None:
         self._ids = itertools.count(1001)
         self.repos: dict[str, Repo] = {}
+        # Signed download URLs handed out (`/_blobs/<token>`): what each serves.
+        self.blobs: dict[str, bytes] = {}
         for name in repos:
             self.add_repo(name)
 
