@@ -7,6 +7,7 @@ own `HOLON_INPUT_DIR`, `HOLON_WORKSPACE_DIR` and `HOLON_OUTPUT_DIR` are never re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -68,6 +69,7 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("HOLON_BUNDLE_DIR", "decide: where run bundles are written"),
     ("HOLON_DECIDED_DIR", "decide: where its state is handed to settle; settle: where it is"),
     ("HOLON_MATRIX", "settle: decide's matrix output (the runs to collect; default: all)"),
+    ("HOLON_DEFAULT_BRANCH", "the default branch (default: the event's repository.default_branch)"),
     ("HOLON_WORKFLOW_FILE", "workflow file to re-dispatch (default from GITHUB_WORKFLOW_REF)"),
     ("GITHUB_*, RUNNER_TEMP", "as GitHub Actions sets them (GITHUB_EVENT_PATH is required)"),
 )
@@ -109,6 +111,9 @@ class ActionConfig:
     ref: str | None = None
     workspace: Path = Path(".")
     actor: str | None = None
+    # The repository's default branch (HOLON_DEFAULT_BRANCH, else the event's
+    # `repository.default_branch`, `with_event`): whether this run may merge the ref-scoped cache.
+    default_branch: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionConfig:
@@ -165,7 +170,34 @@ class ActionConfig:
             ref=get("GITHUB_REF") or None,
             workspace=workspace,
             actor=get("GITHUB_ACTOR") or None,
+            default_branch=get("HOLON_DEFAULT_BRANCH") or None,
         )
+
+    # What state_sync reads (its StateSyncConfig).
+    @property
+    def repo(self) -> str:
+        return self.repository or ""
+
+    @property
+    def repo_id(self) -> int | None:
+        return int(self.repository_id) if self.repository_id else None
+
+    @property
+    def default_branch_run(self) -> bool:
+        """This run is on the default branch: only then may the cache (scoped by ref, and so
+        fed by runs a fork could influence on `refs/pull/N/merge`) be merged. Unknown: no."""
+        branch = self.default_branch
+        return bool(branch) and self.ref == f"refs/heads/{branch}"
+
+    def with_event(self, payload: Mapping[str, object]) -> ActionConfig:
+        """This configuration with what the event tells (the default branch), unless set."""
+        if self.default_branch is not None:
+            return self
+        repository = payload.get("repository")
+        branch = repository.get("default_branch") if isinstance(repository, dict) else None
+        if not isinstance(branch, str) or not branch or len(branch) > 255:
+            return self
+        return dataclasses.replace(self, default_branch=branch)
 
     def agent_env(self) -> dict[str, str]:
         """Non-secret settings every skill run's agent gets (in its spec)."""

@@ -44,6 +44,7 @@ def run_step(
     """One event, decided, done and settled. `say` prints one log line; `on_serve` is given
     the serve once it is open (the CLI stops it on SIGTERM through it)."""
     envelope = envelope_from_actions(env, config, clock())
+    config = config.with_event(envelope.payload)
     refuse_fork_head(config, envelope)
     client = _client(env, config)
     from holon.actions import state_sync

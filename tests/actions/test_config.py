@@ -138,3 +138,18 @@ def test_the_agents_own_directories_are_never_read(tmp_path: Path) -> None:
     env = {"HOLON_OUTPUT_DIR": "/evil", "HOLON_INPUT_DIR": "/evil", "RUNNER_TEMP": str(tmp_path)}
     config = ActionConfig.from_env(env)
     assert "/evil" not in repr(config)
+
+
+def test_the_cache_is_merged_only_on_a_run_of_the_default_branch() -> None:
+    on_main = ActionConfig.from_env({"GITHUB_REF": "refs/heads/main"})
+    assert not on_main.default_branch_run  # unknown default branch: no
+    event = {"repository": {"default_branch": "main"}}
+    assert on_main.with_event(event).default_branch_run
+    pull = ActionConfig.from_env({"GITHUB_REF": "refs/pull/7/merge"}).with_event(event)
+    assert not pull.default_branch_run
+    named = ActionConfig.from_env(
+        {"GITHUB_REF": "refs/heads/trunk", "HOLON_DEFAULT_BRANCH": "trunk"}
+    )
+    assert named.with_event(event).default_branch_run  # the variable wins over the event
+    ids = ActionConfig.from_env({"GITHUB_REPOSITORY": "o/r", "GITHUB_REPOSITORY_ID": "42"})
+    assert (ids.repo, ids.repo_id) == ("o/r", 42)
