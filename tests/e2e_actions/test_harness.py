@@ -41,7 +41,8 @@ def test_the_step_gets_what_a_runner_gives_and_none_of_the_test_process_secrets(
     assert given["GITHUB_API_URL"] == github_server.url
     assert given["GITHUB_REPOSITORY"] == REPO
     assert given["GITHUB_REPOSITORY_ID"] == "1296269"  # the fake's repository id
-    assert Path(given["GITHUB_OUTPUT"]).is_file() and Path(given["GITHUB_STEP_SUMMARY"]).is_file()
+    assert Path(given["GITHUB_OUTPUT"]).is_file()
+    assert Path(given["GITHUB_STEP_SUMMARY"]).is_file()
     assert Path(given["RUNNER_TEMP"]).is_dir()
     assert given["HOLON_AGENT"].endswith("/bin/holon agent")
     # Python reads the environment it is given: the child sees exactly this.
@@ -83,8 +84,10 @@ def test_events_are_octokit_examples_aimed_at_the_fake_and_normalize(
     envelope = normalize(
         env.event_name, payload, via="actions", received_at=NOW, run_id="1", repository=REPO
     )
-    assert envelope.command is not None and envelope.command.name == "solve"
-    assert envelope.actor is not None and envelope.actor.login == "octocat"
+    assert envelope.command is not None
+    assert envelope.command.name == "solve"
+    assert envelope.actor is not None
+    assert envelope.actor.login == "octocat"
     pull = env.repo.add_pull("Fix #1", head="main")
     env.review_event(pull.number, "changes_requested", "Please handle it.")
     review = json.loads(env.event_file.read_text())
@@ -116,7 +119,9 @@ def test_states_merge_as_artifacts_would(tmp_path: Path) -> None:
         (directory / "events.ndjson").write_text(json.dumps({"id": line, "at": "x"}) + "\n")
         return directory
 
-    merge_states(tmp_path / "m", [state(tmp_path / "a", "one", "1"), state(tmp_path / "b", "two", "2")])
+    merge_states(
+        tmp_path / "m", [state(tmp_path / "a", "one", "1"), state(tmp_path / "b", "two", "2")]
+    )
     merged = StateStore(tmp_path / "m").load()
     assert sorted(r.key for r in merged.records.values()) == ["one", "two"]
     assert len((tmp_path / "m" / "events.ndjson").read_text().splitlines()) == 2

@@ -1,9 +1,9 @@
 """A simulated GitHub Actions step around `python -m holon action`, against the loopback GitHub.
 
-    env = ActionsEnv(tmp_path, github_server)           # workspace: examples/solve/project, on GitHub too
-    issue = env.add_issue()                             # issue 1 on the fake, the solve-calc example's
-    env.comment_event(issue.number, "/holon solve")     # GITHUB_EVENT_NAME/PATH from octokit's example
-    done = env.run()                                    # CompletedProcess; clean env, real files
+    env = ActionsEnv(tmp_path, github_server)        # workspace: the demo project, on the fake
+    issue = env.add_issue()                          # issue 1: the solve-calc session's issue
+    env.comment_event(issue.number, "/holon solve")  # GITHUB_EVENT_NAME/PATH: octokit's example
+    done = env.run()                                 # CompletedProcess; clean env, real files
     env.outputs()["closure_outcome"], env.summary()
 
 What a runner gives a step and nothing else reaches the process: `GITHUB_*` and `RUNNER_TEMP`
@@ -176,10 +176,10 @@ class ActionsEnv:
             file.write_bytes(self.repo.objects[entry["sha"]]["data"])
             if entry["mode"] == "100755":
                 file.chmod(0o755)
-        _git(target, "init", "-q", "-b", ref.removeprefix("heads/"))
-        _git(target, "add", "-A")
-        _git(target, "commit", "-q", "-m", self.repo.objects[sha].get("message", "checkout"))
-        local = _git(target, "rev-parse", "HEAD").strip()
+        git(target, "init", "-q", "-b", ref.removeprefix("heads/"))
+        git(target, "add", "-A")
+        git(target, "commit", "-q", "-m", self.repo.objects[sha].get("message", "checkout"))
+        local = git(target, "rev-parse", "HEAD").strip()
         if local != sha:
             self.repo.objects[local] = self.repo.objects[sha]
             branch = ref.removeprefix("refs/").removeprefix("heads/")
@@ -435,7 +435,7 @@ def interrupt(proc: subprocess.Popen[str], grace: float = 1.0, timeout: float = 
         raise AssertionError(f"holon action ignored SIGINT and SIGTERM for {timeout}s") from None
 
 
-def _git(cwd: Path, *args: str) -> str:
+def git(cwd: Path, *args: str) -> str:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), **_GIT_ENV}
     proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
