@@ -71,8 +71,8 @@ def test_a_command_without_write_access_gets_one_refusal_and_no_work(
     assert done.returncode == 0, done.stdout + done.stderr
     holon = [c for c in step.repo.comments.values() if c.user == github_server.login]
     assert len(holon) == 1, [c.body for c in holon]
-    assert "stranger" in holon[0].body
-    assert "write" in holon[0].body
+    assert "skill=reply.refusal" in holon[0].body.splitlines()[0]
+    assert "write access" in holon[0].body
     assert github_server.count("issues/create-comment") == 1
     outputs = step.outputs()
     assert_all_outputs(outputs)
