@@ -19,6 +19,7 @@ from holon.controller.passes import resume, run_pass
 from holon.controller.pause import is_paused, kept_events, pause_record
 from holon.controller.policy import Policy
 from holon.controller.recovery import recover
+from holon.controller.stops import interrupt_runs
 from holon.executor.executor import Executor
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
@@ -91,6 +92,10 @@ class Controller:
 
     def recover(self) -> PassReport:
         return recover(self.loaded, self.parts)
+
+    def interrupt(self, reason: str, actor: str | None = None) -> PassReport:
+        """Cancel the skill runs left unfinished as a user interruption (stops.interrupt_runs)."""
+        return interrupt_runs(self.loaded, self.parts, reason=reason, actor=actor)
 
     def resume(self, by: str) -> list[PassReport]:
         return resume(self.loaded, self.parts, by)

@@ -1,12 +1,21 @@
 """`/holon stop` and what lifts it: a stop that passed the guardrails cancels the subject's
 unfinished skill runs (its wait intent records the interruption), and a later authorized work
-command removes the interruption so the new work is not held by the old stop."""
+command removes the interruption so the new work is not held by the old stop.
+
+A cancelled or timed-out workflow run is the same interruption, by the user, found afterwards
+(`interrupt_runs`, the `holon action` cleanup phase): every skill run left pending or inflight is
+cancelled, an operator wait records the interruption (`cancelled_workflow`), and the subjects'
+closures settle as waiting on the operator (lifecycle `userinterlude`), before recovery could
+perform any of them again. A later /holon command lifts it, as it lifts a stop."""
 
 from __future__ import annotations
 
 from holon.controller.decide import Decision, target_of
 from holon.controller.guarding import Verdict
-from holon.controller.pass_report import Pass, intent_of
+from holon.controller.journals import decision_entry
+from holon.controller.parts import LoadedState, Parts
+from holon.controller.pass_report import Pass, PassReport, intent_of
+from holon.controller.settlement import settle_closures
 from holon.gateway.envelope import EventEnvelope
 
 # Commands that ask for work again, and so lift a /holon stop; status and help do not.
@@ -26,4 +35,46 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
                 p.run_ended(intent_of(record))
 
 
-__all__ = ["RESTARTING", "follow_commands"]
+def interrupt_runs(
+    loaded: LoadedState, parts: Parts, *, reason: str, actor: str | None = None
+) -> PassReport:
+    """Cancel every skill run left pending or inflight (one whose attempt is already in the
+    actions journal is left to recovery, which settles it from there) as a user interruption."""
+    p = Pass(parts, loaded, "recovery", None)
+    subjects: list[str] = []
+    for record in list(p.state.live("intent")):
+        data = dict(record.data)
+        if record.status not in ("pending", "inflight") or data.get("type") != "run_skill":
+            continue
+        if record.key in loaded.executed:
+            continue
+        subject = data.get("subject")
+        if not isinstance(subject, str):
+            continue
+        p.put("intent", record.key, "cancelled", data)
+        p.run_ended(intent_of(record))
+        wait = {
+            "on": "operator",
+            "interruption": "cancelled_workflow",
+            "reason": reason,
+            "actor": actor,
+            "subject": subject,
+        }
+        p.ledger.track_wait(p.put("wait", f"interrupted:{record.key}", "live", wait))
+        p.journal(
+            decision_entry(
+                entry_id=f"dec:interrupted:{record.key}",
+                event_id=str(data.get("event_id")),
+                type_="interruption",
+                subject=subject,
+                at=parts.clock(),
+                outcome="cancelled",
+                rationale=reason,
+            )
+        )
+        subjects.append(subject)
+    settle_closures(p, subjects)
+    return p.report()
+
+
+__all__ = ["RESTARTING", "follow_commands", "interrupt_runs"]

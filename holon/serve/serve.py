@@ -195,10 +195,15 @@ class Serve:
         # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
         # receiver serving for months does not hold every subject it ever saw.
         self.answered: dict[str, ClosureRecord | None] = {}
+        # The passes' reports, kept like `answered` (what `holon action` summarizes).
+        self.reports: list[PassReport] = []
         self._answers = options.once or not (options.listening or options.tick_interval is not None)
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open(self) -> Controller:
+    def open(self, *, interrupted: str | None = None, actor: str | None = None) -> Controller:
+        """Open the state and recover. With `interrupted` (why: the workflow run was cancelled),
+        the skill runs left unfinished are first settled as a user interruption, so recovery
+        never starts them again (`holon action`'s cleanup phase)."""
         options = self.options
         # Fail on a bad policy before touching anything.
         policy = self._policy or load_policy(options.policy)
@@ -282,6 +287,8 @@ class Serve:
             repo=options.repo,
         )
         self._before_pass()
+        if interrupted is not None:
+            self._account(self.controller.interrupt(interrupted, actor))
         self._account(self.controller.recover())
         if not self.controller.paused and self.controller.kept():
             # `holon serve resume` on a stopped serve leaves its kept events for this start.
@@ -441,6 +448,7 @@ class Serve:
             self.tally.add(report)
             self.follow_ups.extend(report.follow_ups)
             if self._answers:
+                self.reports.append(report)
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
     def drain_inbox(self, timeout: float = 0) -> None:

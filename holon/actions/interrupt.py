@@ -1,0 +1,72 @@
+"""The cleanup phase (`HOLON_PHASE=cleanup`): the composite runs it `if: always()` after the
+main step. When the main step finished, it wrote its marker last and there is nothing to do.
+Otherwise the job was cancelled, timed out or crashed mid-step: the skill runs it left
+unfinished are settled as a user interruption (the stop path: closure waiting on the operator,
+lifecycle `userinterlude`), their comment becomes the handoff and their check run completes, so
+no run ever ends silent; then the outputs, the summary and the state as in the main step.
+
+Nothing is started here: no agent runs, no follow-up is decided (those left queued stay in the
+state for the next run's recovery)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from holon.actions.config import ActionConfig
+from holon.actions.result import StepResult, step_exit
+from holon.actions.step import main_finished
+from holon.errors import InvalidInput
+from holon.gateway.envelope import EventEnvelope
+from holon.state.store import STATE
+
+REASON = "the workflow run was cancelled or timed out before Holon's step finished"
+
+
+def run_cleanup(
+    env: Mapping[str, str],
+    config: ActionConfig,
+    *,
+    clock: Callable[[], datetime],
+    say: Callable[[str], None],
+) -> StepResult | None:
+    """The cleanup's result, or None when there is nothing to clean up (the main step
+    finished, or never got as far as the state)."""
+    if main_finished(config):
+        say("holon action cleanup: the main step finished; nothing to settle")
+        return None
+    if not (config.state_dir / STATE).is_file():
+        say("holon action cleanup: the main step left no state; nothing to settle")
+        return None
+    from holon.actions import state_sync
+    from holon.actions.single import build_step_serve, step_policy
+    from holon.actions.step_report import describe
+
+    envelope = _event(env, config, clock())
+    serve = build_step_serve(env, config, step_policy(config), clock=clock, say=say)
+    serve.open(interrupted=REASON, actor=config.actor)
+    serve.close()
+    notes = [REASON]
+    exported = state_sync.export_state(config)
+    if exported is not None:
+        notes.append(f"state exported to {exported}")
+    result = describe(serve, envelope, config, notes=notes)
+    result.exit_code = step_exit(
+        result.closure,
+        fail_on_waiting=config.fail_on_waiting,
+        failed=bool(serve.failed or result.problems),
+    )
+    return result
+
+
+def _event(env: Mapping[str, str], config: ActionConfig, now: datetime) -> EventEnvelope | None:
+    """The job's event, for the summary; the cleanup settles without it if it is unreadable."""
+    from holon.actions.event import envelope_from_actions
+
+    try:
+        return envelope_from_actions(env, config, now)
+    except InvalidInput:
+        return None
+
+
+__all__ = ["REASON", "run_cleanup"]

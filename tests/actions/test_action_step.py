@@ -1,0 +1,226 @@
+"""`holon action` as its own process in a simulated Actions step (real event files from GitHub's
+examples, real GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files) against the loopback GitHub, with
+the local runtime and the replay engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from holon.actions.event import NO_EVENT
+from holon.actions.single import FORK_HEAD
+from holon.actions.step import DONE_MARKER
+from tests.actions.step_support import REPO, TOKEN, Step, payload, project
+from tests.github.publish_support import seed
+
+REPLAY = {"HOLON_ENGINE": "replay", "HOLON_REPLAY_SESSION": "example:solve-calc"}
+
+
+def _comment(body: str, user: str = "Codertocat", number: int = 1) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        data["comment"].update(body=body, id=7)
+        data["comment"]["user"]["login"] = user
+        data["issue"]["number"] = number
+
+    return change
+
+
+def _github_has(repo: Any, workspace: Path) -> None:
+    """GitHub holds the commit the workspace is at (the checkout came from it)."""
+    import subprocess
+
+    files = {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()}
+    base = seed(repo, files)
+    head = subprocess.run(
+        ["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    repo.objects[head] = repo.objects[base]
+    repo.refs["heads/main"] = head
+
+
+def _solve_step(github_server: Any, tmp_path: Path) -> tuple[Step, Any]:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    repo.permissions["Codertocat"] = "write"
+    workspace = project(tmp_path)
+    _github_has(repo, workspace)
+    data = payload("issue_comment", "created", c=_comment("/holon solve"))
+    step = Step(tmp_path / "step", "issue_comment", data, server=github_server, workspace=workspace)
+    step.env.update(REPLAY)
+    return step, repo
+
+
+def test_a_solve_command_is_decided_run_published_and_handed_off(
+    github_server: Any, tmp_path: Path
+) -> None:
+    step, repo = _solve_step(github_server, tmp_path)
+    done = step.run(ACTIONS_RUNTIME_TOKEN="rt-secret", ANTHROPIC_API_KEY="sk-ant-secret-key")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Every secret is masked before any other line.
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [f"::add-mask::{TOKEN}", "::add-mask::sk-ant-secret-key"]
+    assert lines[-1].startswith("holon action: exit 0: issue:1 completed")
+    outputs = step.outputs()
+    assert outputs["closure_outcome"] == "completed"
+    assert (outputs["waiting_reason"], outputs["lifecycle_outcome"]) == ("", "finished")
+    runs = json.loads(outputs["runs"])
+    assert [r["skill"] for r in runs] == ["github-issue-solve", "github-publish"]
+    assert runs[0]["outcome"] == "success"
+    assert Path(runs[0]["output"]).is_dir()
+    handoff = json.loads(outputs["handoff"])
+    assert handoff["outcome"] == "finished"
+    (pull,) = [i for i in repo.issues.values() if i.pull is not None]
+    assert handoff["context"]["artifacts"][0]["name"] == f"pull request #{pull.number}"
+    # One comment: the progress note, settled in place with the handoff.
+    (comment,) = repo.comments.values()
+    assert outputs["comment_url"].endswith(f"#issuecomment-{comment.id}")
+    assert "finished" in comment.body
+    (posted,) = [c for c in github_server.calls if c.operation == "issues/create-comment"]
+    assert f"https://github.com/{REPO}/actions/runs/4242" in posted.body.decode()
+    summary = step.summary()
+    assert "| issue\\:1 | completed |  | finished | success |" in summary
+    assert "rule solve\\-issue\\-command matched" in summary
+    assert "```mermaid\nflowchart LR\n" in summary
+    assert "rt-secret" not in done.stdout + done.stderr + summary
+    assert (step.state_dir / DONE_MARKER).read_text().strip() == "4242-1"
+    assert (step.runner_temp / "holon/upload/state.json").is_file()
+    # The cleanup phase after a finished main step does nothing.
+    after = step.run(HOLON_PHASE="cleanup")
+    assert after.returncode == 0, after.stderr
+    assert "nothing to settle" in after.stdout
+    assert github_server.count("issues/update-comment") == 2
+
+
+def test_a_missing_event_path_is_one_line_and_exit_64(tmp_path: Path) -> None:
+    step = Step(tmp_path, "issue_comment", {})
+    done = step.run(GITHUB_EVENT_PATH="")
+    assert done.returncode == 64
+    assert done.stderr.strip() == f"holon: error: {NO_EVENT}"
+    assert step.outputs()["closure_outcome"] == ""  # the outputs exist, empty
+    assert "GITHUB\\_EVENT\\_PATH is not set" in step.summary()
+
+
+def test_a_bad_input_value_is_one_line_naming_it(tmp_path: Path) -> None:
+    step = Step(tmp_path, "issue_comment", payload("issue_comment", "created"))
+    done = step.run(HOLON_DRY_RUN="yes")
+    assert done.returncode == 64
+    assert done.stderr.strip() == "holon: error: HOLON_DRY_RUN: expected true or false, not 'yes'"
+    assert "Traceback" not in done.stderr
+
+
+def test_an_event_the_workflow_did_not_expect_does_no_work(
+    github_server: Any, tmp_path: Path
+) -> None:
+    step = Step(tmp_path, "deployment", payload("deployment", "created"), server=github_server)
+    done = step.run()
+    assert done.returncode == 0, done.stderr
+    assert github_server.state.repos[REPO].comments == {}
+    assert step.outputs()["closure_outcome"] == ""
+    assert step.outputs()["runs"] == "[]"
+    summary = step.summary()
+    assert "no rule matches github\\.deployment\\.created" in summary
+    assert "No work" in summary
+
+
+def test_a_command_from_a_user_without_write_access_gets_one_polite_refusal(
+    github_server: Any, tmp_path: Path
+) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    data = payload("issue_comment", "created", c=_comment("/holon solve", user="stranger"))
+    step = Step(tmp_path, "issue_comment", data, server=github_server, workspace=project(tmp_path))
+    step.env.update(REPLAY)
+    done = step.run()
+    assert done.returncode == 0, done.stderr
+    (comment,) = repo.comments.values()
+    assert "only takes commands from people with write access" in comment.body
+    assert step.outputs()["runs"] == "[]"
+    assert "authority" in step.summary()
+    again = step.run()  # a redelivery: still one comment
+    assert again.returncode == 0
+    assert len(repo.comments) == 1
+
+
+def test_help_gets_only_its_usage_reply(github_server: Any, tmp_path: Path) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    repo.permissions["Codertocat"] = "write"
+    data = payload("issue_comment", "created", c=_comment("/holon help"))
+    step = Step(tmp_path, "issue_comment", data, server=github_server)
+    done = step.run()
+    assert done.returncode == 0, done.stderr
+    (comment,) = repo.comments.values()
+    assert "skill=reply.usage" in comment.body  # the usage reply, no progress comment
+    assert github_server.count("checks/create") == 0
+    assert step.outputs()["handoff"] == ""
+
+
+def _fork_pull(head_sha: str) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        pull = data["pull_request"]
+        pull["head"]["sha"] = head_sha
+        pull["head"]["repo"] = dict(pull["head"]["repo"], id=999, full_name="fork/Hello-World")
+
+    return change
+
+
+def test_a_privileged_run_on_a_forks_checked_out_head_is_refused(
+    github_server: Any, tmp_path: Path
+) -> None:
+    import subprocess
+
+    workspace = project(tmp_path)
+    head = subprocess.run(
+        ["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    data = payload("pull_request", "opened", c=_fork_pull(head))
+    step = Step(tmp_path / "s", "pull_request_target", data, server=github_server)
+    step.workspace = workspace
+    done = step.run()
+    assert done.returncode == 64
+    assert done.stderr.strip() == f"holon: error: {FORK_HEAD}"
+    assert github_server.calls == []
+    # The base checked out (another commit): the run goes on.
+    data = payload("pull_request", "opened", c=_fork_pull("0" * 40))
+    step = Step(tmp_path / "t", "pull_request_target", data, server=github_server)
+    step.workspace = workspace
+    assert step.run().returncode == 0
+
+
+def test_a_token_without_a_permission_is_one_clear_line_and_exit_1(
+    github_server: Any, tmp_path: Path
+) -> None:
+    step, repo = _solve_step(github_server, tmp_path)
+    github_server.fail(
+        "issues/create-comment",
+        403,
+        {"message": "Resource not accessible by integration", "status": "403"},
+        times=10,
+    )
+    done = step.run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert repo.comments == {}
+    said = [x for x in done.stdout.splitlines() if "progress not written" in x]
+    assert said
+    assert all("403" in x for x in said)
+    assert "::warning::GitHub: progress not written" in done.stdout
+    assert "progress not written" in step.summary()
+    assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_dry_run_still_hands_off(tmp_path: Path) -> None:
+    workspace = project(tmp_path)
+    data = payload("issue_comment", "created", c=_comment("/holon solve"))
+    step = Step(tmp_path / "s", "issue_comment", data, workspace=workspace)
+    step.env.update(REPLAY)
+    done = step.run(HOLON_DRY_RUN="true")
+    assert done.returncode == 0, done.stderr
+    outputs = step.outputs()
+    # Publishing was only previewed: the work is not finished, and nothing was commented.
+    assert outputs["closure_outcome"] == "continuable"
+    assert outputs["comment_url"] == ""
+    handoff = json.loads(outputs["handoff"])
+    assert handoff["context"]["skill"] == "github-issue-solve"
+    assert handoff["closure"]["closure_outcome"] == "continuable"
