@@ -65,8 +65,17 @@ def sent_bodies(server: LoopbackGitHub, operation: str) -> list[str]:
     return [json.loads(c.body)["body"] for c in server.calls if c.operation == operation]
 
 
-def assert_no_secret(env: ActionsEnv, *texts: str) -> None:
-    for text in (*texts, env.summary(), env.output_file.read_text()):
+def assert_no_secret(env: ActionsEnv, stdout: str, *texts: str, masked: bool = True) -> None:
+    """The token is masked (`::add-mask::`, which the runner consumes and never shows) before
+    any other line of the step's log (unless `masked` is False: a step refused before it
+    began), and appears nowhere else."""
+    lines = stdout.splitlines()
+    masks = [i for i, line in enumerate(lines) if line == f"::add-mask::{TOKEN}"]
+    if masked:
+        assert masks, "the token was never masked"
+        assert all(line.startswith("::add-mask::") for line in lines[: masks[0]])
+    shown = [line for line in lines if not line.startswith("::add-mask::")]
+    for text in ("\n".join(shown), *texts, env.summary(), env.output_file.read_text()):
         assert TOKEN not in text
 
 
