@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from tests.e2e_actions.conftest import (
     assert_no_secret,
     pulls,
 )
-from tests.support.actions_env import interrupt
+from tests.support.actions_env import cancel
 from tests.support.github_fake.loopback import LoopbackGitHub
 
 FAILING = """
@@ -28,8 +29,9 @@ print("FAIL: test_add (test_calc.CalcTest.test_add): -1 != 5", file=sys.stderr)
 sys.exit(3)
 """
 SLOW = """
-import os, pathlib, sys, time
-pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))
+import os, sys, time
+with open(sys.argv[1], "a") as started:
+    started.write(f"{os.getpid()}\\n")
 time.sleep(120)
 """
 
@@ -97,18 +99,20 @@ def test_a_cancelled_job_settles_its_comment_in_the_cleanup_phase(
     step.extra["HOLON_AGENT"] = agent_script(tmp_path, SLOW) + f" {started}"
     step.comment_event(issue.number, "/holon solve")
     proc = step.start()
-    agent_pid = 0
+    ended_by = ""
     try:
         deadline = time.monotonic() + 30
         while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert started.exists(), proc.communicate(timeout=10)
-        agent_pid = int(started.read_text())
         # The run is under way: the progress comment is up.
         (working,) = step.holon_comments(issue.number)
         assert "`working`" in working
-        interrupt(proc)  # the runner's cancel: SIGINT, then SIGTERM
+        ended_by = cancel(proc)  # the runner's cancel: SIGINT, SIGTERM, then kill
         proc.communicate(timeout=10)
+        agents = _pids(started)
+        outlived = [pid for pid in agents if _alive(pid)]
+        _kill(agents)  # the runner kills what is left of the step's process tree
 
         # The `always()` step: same runner temp and state, its own GITHUB_OUTPUT.
         step.new_step()
@@ -118,7 +122,10 @@ def test_a_cancelled_job_settles_its_comment_in_the_cleanup_phase(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        _kill(agent_pid)
+        _kill(_pids(started))
+        if ended_by == "SIGKILL":
+            # A killed process cannot remove its temp dirs (the runner's machine is discarded).
+            _remove_run_roots()
     assert done.returncode in (0, 1), done.stdout + done.stderr
     (comment,) = step.holon_comments(issue.number)  # the same comment, settled
     assert "`working`" not in comment, comment
@@ -127,18 +134,41 @@ def test_a_cancelled_job_settles_its_comment_in_the_cleanup_phase(
     assert_all_outputs(outputs)
     assert outputs["closure_outcome"] in ("failed", "waiting"), outputs
     assert outputs["lifecycle_outcome"], outputs
-    assert outputs["comment_url"].endswith(
-        f"#issuecomment-{next(c.id for c in step.repo.comments.values() if c.body == comment)}"
-    )
+    (holon_comment,) = [c for c in step.repo.comments.values() if c.body == comment]
+    assert outputs["comment_url"].endswith(f"#issuecomment-{holon_comment.id}")
     assert not pulls(step.repo)
     assert_no_secret(step, done.stdout, done.stderr)
+    # The main phase itself answered the runner's signals: it ended before being killed, and
+    # its agent with it (a run left going holds the model key until the machine is gone).
+    assert ended_by != "SIGKILL", "holon action ignored SIGINT and SIGTERM (killed after 10 s)"
+    assert len(agents) == 1, f"the cancelled run was started again ({len(agents)} agents)"
+    assert not outlived, "the agent kept running after holon action ended"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _remove_run_roots() -> None:
+    temp = Path(os.environ["TMPDIR"])
+    for path in temp.iterdir():
+        if path.name.startswith("holon-"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
-def _kill(pid: int) -> None:
-    if pid:
+def _pids(started: Path) -> list[int]:
+    return [int(x) for x in started.read_text().split()] if started.exists() else []
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

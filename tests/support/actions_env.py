@@ -418,21 +418,24 @@ def merge_states(target: Path, sources: Iterable[Path]) -> None:
         (target / name).write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
-def interrupt(proc: subprocess.Popen[str], grace: float = 1.0, timeout: float = 20) -> int:
-    """Cancel a step as the runner does: SIGINT, then SIGTERM after `grace`; its exit code
-    (the whole process group is killed if it has not ended by `timeout`)."""
-    proc.send_signal(signal.SIGINT)
-    try:
-        return proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        pass
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise AssertionError(f"holon action ignored SIGINT and SIGTERM for {timeout}s") from None
+# The runner's cancellation: SIGINT, 7.5 s, SIGTERM, 2.5 s, then the process tree is killed.
+RUNNER_GRACE = (7.5, 2.5)
+
+
+def cancel(proc: subprocess.Popen[str], grace: tuple[float, float] = RUNNER_GRACE) -> str:
+    """Cancel a running step as the runner does; which signal ended it: `SIGINT`, `SIGTERM`, or
+    `SIGKILL` when it outlived both graces (then its process group is killed, as the runner
+    kills the step's process tree)."""
+    for sig, wait in zip((signal.SIGINT, signal.SIGTERM), grace, strict=True):
+        proc.send_signal(sig)
+        try:
+            proc.wait(wait)
+            return sig.name
+        except subprocess.TimeoutExpired:
+            pass
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return "SIGKILL"
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -451,7 +454,7 @@ __all__ = [
     "TOKEN",
     "ActionsEnv",
     "MalformedOutput",
-    "interrupt",
+    "cancel",
     "merge_states",
     "octokit_example",
     "parse_outputs",
