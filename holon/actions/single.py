@@ -46,8 +46,9 @@ def run_step(
     refuse_fork_head(config, envelope)
     client = _client(env, config)
     from holon.actions import state_sync
+    from holon.actions.step import warning
 
-    restored = state_sync.restore_state(config, client=client, warn=say)
+    restored = state_sync.restore_state(config, client=client, warn=lambda text: say(warning(text)))
     policy = step_policy(config)
     serve = build_step_serve(env, config, policy, clock=clock, say=say)
     notes = [f"state restored from {line}" for line in restored.merged]

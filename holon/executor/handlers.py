@@ -133,7 +133,7 @@ class RunSkillHandler:
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
         from holon.contract.spec import Spec
-        from holon.errors import HolonError
+        from holon.errors import HolonError, Interrupted
         from holon.fsutil import remove_tree
         from holon.runner import RunRequest, run
 
@@ -186,6 +186,10 @@ class RunSkillHandler:
                     skills=self._skills(skill),
                 )
             )
+        except Interrupted:
+            # The user (or a cancelled job) interrupted the run: its record says so, and the
+            # interruption goes on up, never retried as if the run had failed.
+            raise KeyboardInterrupt from None
         except HolonError as exc:
             return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
         finally:

@@ -13,7 +13,9 @@ from holon.actions.single import FORK_HEAD
 from holon.actions.step import DONE_MARKER
 from tests.actions.step_support import REPO, TOKEN, Step, payload, project
 from tests.github.publish_support import seed
+from tests.support.github_fake.loopback import LoopbackGitHub
 
+APP = "octoapp[bot]"
 REPLAY = {"HOLON_ENGINE": "replay", "HOLON_REPLAY_SESSION": "example:solve-calc"}
 
 
@@ -224,3 +226,139 @@ def test_a_dry_run_still_hands_off(tmp_path: Path) -> None:
     handoff = json.loads(outputs["handoff"])
     assert handoff["context"]["skill"] == "github-issue-solve"
     assert handoff["closure"]["closure_outcome"] == "continuable"
+
+
+SLOW_AGENT = "import time\ntime.sleep(120)\n"
+
+
+def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    step, repo = _solve_step(github_server, tmp_path)
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(SLOW_AGENT)
+    step.env["HOLON_AGENT"] = f"{sys.executable} {agent}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "holon", "action"],
+        env=step.environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not repo.comments and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (progress,) = repo.comments.values()  # the run started and said so
+    time.sleep(0.5)
+    # What the runner does on cancel: SIGINT, then SIGTERM.
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "cleanup step settles" in err
+    assert not (step.state_dir / DONE_MARKER).exists()
+    assert step.outputs() == {}  # the main step wrote none: it was cut short
+    # The always() step: the run left inflight is settled as the user's interruption.
+    done = step.run(HOLON_PHASE="cleanup")
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = step.outputs()
+    assert outputs["closure_outcome"] == "waiting"
+    assert outputs["waiting_reason"] == "awaiting_operator_input"
+    assert outputs["lifecycle_outcome"] == "userinterlude"
+    assert json.loads(outputs["runs"])[0]["status"] == "cancelled"
+    (comment,) = repo.comments.values()
+    assert comment.id == progress.id
+    assert "userinterlude" in comment.body
+    assert outputs["comment_url"].endswith(f"#issuecomment-{comment.id}")
+    assert "cancelled or timed out" in step.summary()
+    # Run again, nothing is left to settle and the comment is not touched again.
+    edits = github_server.count("issues/update-comment")
+    assert step.run(HOLON_PHASE="cleanup").returncode == 0
+    assert github_server.count("issues/update-comment") == edits
+
+
+def test_a_scheduled_tick_and_a_dispatch_run_without_work(
+    github_server: Any, tmp_path: Path
+) -> None:
+    tick = Step(tmp_path / "a", "schedule", {"schedule": "*/15 * * * *"}, server=github_server)
+    done = tick.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert tick.outputs()["closure_outcome"] == ""
+    assert "Event `timer.tick`" in tick.summary()
+    dispatch = Step(
+        tmp_path / "b", "workflow_dispatch", payload("workflow_dispatch"), server=github_server
+    )
+    done = dispatch.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert github_server.state.repos[REPO].comments == {}
+
+
+def test_a_cancelled_review_completes_its_check_run(tmp_path: Path) -> None:
+    # The loopback GitHub's check runs are by its documented example's app: Holon is that app.
+    with LoopbackGitHub(token=TOKEN, login=APP) as server:
+        _cancelled_review(server, tmp_path)
+    server.assert_clean()
+
+
+def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = github_server.state.repos[REPO]
+    pull = repo.add_pull("Add a feature", head="feature")
+    assert pull.pull is not None
+    repo.permissions["Codertocat"] = "write"
+    workspace = project(tmp_path)
+    built_in = Path(__file__).resolve().parents[2] / "holon/controller/default_policy.yaml"
+    policy = workspace / "holon-policy.yaml"
+    policy.write_text(
+        re.sub(r"(?m)^  auto_review: false", "  auto_review: true", built_in.read_text())
+    )
+
+    def opened(data: dict[str, Any]) -> None:
+        data["number"] = pull.number
+        data["pull_request"]["number"] = pull.number
+        data["pull_request"]["head"]["sha"] = pull.pull.head_sha  # type: ignore[union-attr]
+        data["pull_request"]["head"]["repo"] = dict(data["repository"])
+        data["pull_request"]["base"]["repo"] = dict(data["repository"])
+
+    data = payload("pull_request", "opened", c=opened)
+    step = Step(tmp_path / "s", "pull_request", data, server=github_server, workspace=workspace)
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(SLOW_AGENT)
+    step.env.update(
+        HOLON_AGENT=f"{sys.executable} {agent}",
+        HOLON_POLICY="holon-policy.yaml",
+        HOLON_GITHUB_LOGIN=APP,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "holon", "action"],
+        env=step.environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not repo.check_runs and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (check,) = repo.check_runs.values()
+    assert check["status"] == "in_progress"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    done = step.run(HOLON_PHASE="cleanup")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert step.outputs()["lifecycle_outcome"] == "userinterlude"
+    (check,) = repo.check_runs.values()
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")
+    (comment,) = repo.comments.values()
+    assert "skill=github-review" in comment.body
+    assert "userinterlude" in comment.body
