@@ -125,3 +125,19 @@ def test_states_merge_as_artifacts_would(tmp_path: Path) -> None:
     merged = StateStore(tmp_path / "m").load()
     assert sorted(r.key for r in merged.records.values()) == ["one", "two"]
     assert len((tmp_path / "m" / "events.ndjson").read_text().splitlines()) == 2
+
+
+def test_state_is_carried_to_the_next_run_without_its_lock(
+    github_server: LoopbackGitHub, tmp_path: Path
+) -> None:
+    first = ActionsEnv(tmp_path, github_server, name="first")
+    first.state_dir.mkdir(parents=True)
+    state = ServeState()
+    state.put(Record(kind="meta", key="k", status="done", updated_at=NOW, writer="t"))
+    StateStore(first.state_dir).save(state)
+    (first.state_dir / "state.lock").write_text("123")
+    following = ActionsEnv(tmp_path, github_server, name="following")
+    first.state_between_runs(following)
+    assert StateStore(following.state_dir).load() == state
+    assert not (following.state_dir / "state.lock").exists()
+    assert following.env()["HOLON_STATE_DIR"] == str(following.state_dir)
