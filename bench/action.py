@@ -137,8 +137,16 @@ def import_evidence(work: Path) -> bool:
     print("imports (python -X importtime), cold processes")
     help_modules = importtime(["-m", "holon", "--help"], env, work)
     normalize_modules = importtime(
-        ["-m", "holon", "gateway", "normalize", "--event", "issue_comment"]
-        + ["--payload", str(payload)],
+        [
+            "-m",
+            "holon",
+            "gateway",
+            "normalize",
+            "--event",
+            "issue_comment",
+            "--payload",
+            str(payload),
+        ],
         env,
         work,
     )
@@ -553,9 +561,8 @@ def report_first_comment(bare: list[FirstComment], ours: list[FirstComment]) -> 
     print(f"time to first comment ({len(ours)} alternating rounds; medians)")
     print(f"  {'':<38}  {'holon':>9}  {'bare pip':>9}  {'difference':>10}")
     for label, holon_s, bare_s in rows:
-        print(
-            f"  {label:<38}  {med(holon_s):>8.3f}s  {med(bare_s):>8.3f}s  {med(holon_s) - med(bare_s):>+9.3f}s"
-        )
+        ours_s, theirs_s = med(holon_s), med(bare_s)
+        print(f"  {label:<38}  {ours_s:>8.3f}s  {theirs_s:>8.3f}s  {ours_s - theirs_s:>+9.3f}s")
     print("  result: REPORTED (the issue sets no target for this one)")
 
 
