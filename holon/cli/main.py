@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("holon.cli.serve_cmd", "run the proactive loop; status, pause, resume"),
     "skills": ("holon.cli.skills_cmd", "list the skills and what they declare"),
     "context": ("holon.cli.context_cmd", "collect a run's context from an event payload"),
+    "action": (
+        "holon.cli.action_cmd",
+        "one GitHub Actions step: the event, decided, done, settled",
+    ),
 }
 
 

@@ -61,8 +61,21 @@ def judge(p: Pass, env: EventEnvelope, decision: Decision) -> Verdict:
         budget_left=parts.policy.settings.budget,
         authority=problem,
     )
+    accepted, refused = within_limit(accepted, refused, parts.policy.settings.intents_per_pass)
     refusal = refusal_comment(p, env, refused)
     return Verdict(accepted, refused, rejected, problem is None, refusal)
+
+
+def within_limit(
+    accepted: list[ActionIntent], refused: list[Refusal], limit: int
+) -> tuple[list[ActionIntent], list[Refusal]]:
+    """At most `limit` intents for one event (settings.intents_per_pass); the rest refused,
+    in decision order, each with why (a decider proposing a flood is stopped, and said)."""
+    if len(accepted) <= limit:
+        return accepted, refused
+    why = f"more than {limit} intents for one event (settings.intents_per_pass)"
+    extra = [Refusal(intent, "intents_per_pass", why) for intent in accepted[limit:]]
+    return accepted[:limit], [*refused, *extra]
 
 
 def refusal_body(policy: Policy) -> str:
@@ -105,4 +118,11 @@ def refusal_comment(p: Pass, env: EventEnvelope, refused: list[Refusal]) -> Acti
     )
 
 
-__all__ = ["Verdict", "is_refusal_comment", "judge", "refusal_body", "refusal_comment"]
+__all__ = [
+    "Verdict",
+    "is_refusal_comment",
+    "judge",
+    "refusal_body",
+    "refusal_comment",
+    "within_limit",
+]

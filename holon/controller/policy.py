@@ -71,6 +71,8 @@ class Settings(BaseModel):
     auto_review: bool = False
     allow_merge: bool = False
     budget: int = Field(default=10, ge=1)
+    # Intents one event may decide; more are refused and journaled (`holon action` input).
+    intents_per_pass: int = Field(default=5, ge=1)
     max_attempts: int = Field(default=2, ge=1)
     expire_after: float = 86400.0
     stale_inflight: float = 7200.0

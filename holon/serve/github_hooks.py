@@ -27,9 +27,10 @@ subject (the effects upsert by marker, so nothing is doubled).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from holon.closure.handoff import ArtifactLink, HandoffContext, build_handoff
+from holon.closure.handoff import ArtifactLink, Handoff, HandoffContext, build_handoff
 from holon.closure.handoff import Subject as HandoffSubject
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import PassReport
@@ -71,6 +72,37 @@ def run_url_of(env: Mapping[str, str]) -> str | None:
     return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
 
 
+@dataclass(frozen=True)
+class Settled:
+    """The last handoff a subject's comment was settled with, and that comment's address."""
+
+    handoff: Handoff
+    comment_url: str | None
+
+
+def handoff_for(
+    intent: ActionIntent, closure: ClosureRecord, made: EffectOutput | None, workflow: str
+) -> Handoff:
+    """The handoff of `intent`'s run on its subject, from the subject's closure and what the run
+    made (what the comment says; `holon action` also builds it offline for its outputs)."""
+    target = intent.target
+    skill = announced_skill(intent)
+    artifacts, state = _artifacts(made, skill)
+    context = HandoffContext(
+        subject=HandoffSubject(kind=target.kind, id=str(target.id)),
+        workflow=workflow,
+        skill=skill,
+        artifacts=artifacts,
+        state=state,
+    )
+    return build_handoff(closure.closure(), closure.report(), context)
+
+
+def made_by(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
+    """What `intent`'s successful attempt in `report`'s pass made (see `_made`)."""
+    return _made(report, intent)
+
+
 class GitHubHooks:
     def __init__(
         self,
@@ -84,6 +116,10 @@ class GitHubHooks:
         self.facts = facts
         self.run_url = run_url
         self.note = note  # one line an operator should see, journaled by the serve
+        # What `holon action` reports: each subject's last settled handoff and comment, and
+        # the writes that failed (a token without a permission).
+        self.settled: dict[str, Settled] = {}
+        self.failed_writes: list[str] = []
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -138,16 +174,13 @@ class GitHubHooks:
         if subject is None:
             return
         skill = announced_skill(intent)
-        artifacts, state = _artifacts(made, skill)
-        context = HandoffContext(
-            subject=HandoffSubject(kind=subject.kind, id=str(subject.number)),
-            workflow=self.scope.workflow,
-            skill=skill,
-            artifacts=artifacts,
-            state=state,
-        )
-        handoff = build_handoff(closure.closure(), closure.report(), context)
-        settle(self.scope, subject, handoff)
+        handoff = handoff_for(intent, closure, made, self.scope.workflow)
+        # Remembered before the write: a failed write still leaves the step its handoff.
+        key = intent.target.subject()
+        self.settled[key] = Settled(handoff, None)
+        outcome = settle(self.scope, subject, handoff)
+        url = outcome.output.get("url")
+        self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
         head = intent.args.get("head_sha")
         if subject.kind != "pull_request" or not isinstance(head, str) or not head:
             return
@@ -162,13 +195,17 @@ class GitHubHooks:
         try:
             write(*args)
         except EffectRefused as exc:
-            self.note(line(f"GitHub: progress not written ({what}): {exc.reason}", NOTE_LIMIT))
+            self._failed(line(f"GitHub: progress not written ({what}): {exc.reason}", NOTE_LIMIT))
         except HolonError as exc:  # GitHubError among them: one line, nothing secret
-            self.note(line(f"GitHub: progress not written ({what}): {exc}", NOTE_LIMIT))
+            self._failed(line(f"GitHub: progress not written ({what}): {exc}", NOTE_LIMIT))
         except Exception as exc:  # a bug here must not fail the pass; its message may quote data
             log_traceback(exc)
             name = type(exc).__name__
-            self.note(f"GitHub: progress not written ({what}): {name} raised")
+            self._failed(f"GitHub: progress not written ({what}): {name} raised")
+
+    def _failed(self, text: str) -> None:
+        self.failed_writes.append(text)
+        self.note(text)
 
 
 def _made(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
@@ -195,4 +232,11 @@ def _artifacts(
     return artifacts, [f"{'review of' if skill == REVIEW else 'commit'} {made.sha}"]
 
 
-__all__ = ["GitHubHooks", "announced_skill", "run_url_of"]
+__all__ = [
+    "GitHubHooks",
+    "Settled",
+    "announced_skill",
+    "handoff_for",
+    "made_by",
+    "run_url_of",
+]

@@ -195,6 +195,8 @@ class Serve:
         # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
         # receiver serving for months does not hold every subject it ever saw.
         self.answered: dict[str, ClosureRecord | None] = {}
+        # The passes' reports, kept like `answered` (what `holon action` summarizes).
+        self.reports: list[PassReport] = []
         self._answers = options.once or not (options.listening or options.tick_interval is not None)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -441,6 +443,7 @@ class Serve:
             self.tally.add(report)
             self.follow_ups.extend(report.follow_ups)
             if self._answers:
+                self.reports.append(report)
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
     def drain_inbox(self, timeout: float = 0) -> None:

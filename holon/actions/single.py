@@ -1,0 +1,228 @@
+"""Single mode: one Actions step is a serve of exactly one event (plus what a tick reconciles,
+and the follow-ups), with the Actions I/O around it (`run_step`).
+
+Order: the event is read first (bad input costs nothing), then a privileged run on a fork's
+checked-out head is refused, state is restored, the serve is built as `holon serve` builds it
+(one construction), the event handled, continuable work re-dispatched, the state saved and
+exported; the caller writes the outputs and the summary from the `StepResult`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from holon.actions.config import ActionConfig
+from holon.actions.event import envelope_from_actions
+from holon.actions.result import StepResult, step_exit
+from holon.actions.step_report import describe
+from holon.errors import InvalidInput
+from holon.gateway.envelope import EventEnvelope
+
+if TYPE_CHECKING:
+    import github
+
+    from holon.controller.facts import RepoFacts
+    from holon.controller.policy import Policy
+    from holon.serve.serve import Serve
+
+TICKS = ("schedule", "workflow_dispatch")
+FORK_HEAD = "the workspace is the fork's head in a privileged run: check out the base"
+
+
+def run_step(
+    env: Mapping[str, str],
+    config: ActionConfig,
+    *,
+    clock: Callable[[], datetime],
+    say: Callable[[str], None],
+    on_serve: Callable[[Serve], None] = lambda serve: None,
+) -> StepResult:
+    """One event, decided, done and settled. `say` prints one log line; `on_serve` is given
+    the serve once it is open (the CLI stops it on SIGTERM through it)."""
+    envelope = envelope_from_actions(env, config, clock())
+    refuse_fork_head(config, envelope)
+    client = _client(env, config)
+    from holon.actions import state_sync
+
+    restored = state_sync.restore_state(config, client=client, warn=say)
+    policy = step_policy(config)
+    serve = _build(env, config, policy, clock=clock, say=say)
+    notes = [f"state restored from {line}" for line in restored.merged]
+    notes += [f"state refused: {line}" for line in restored.refused]
+    serve.open()
+    on_serve(serve)
+    try:
+        serve.handle_follow_ups()  # of the runs the restored state's recovery settled
+        if config.event_name in TICKS and client is not None and serve.options.repo:
+            notes += _reconcile(serve, client, serve.options.repo, clock(), config.mention)
+        if not serve.stopping.is_set():
+            serve.handle(envelope)
+        notes += _reactivate(serve, config, clock())
+    finally:
+        serve.close()
+    exported = state_sync.export_state(config)
+    if exported is not None:
+        notes.append(f"state exported to {exported}")
+    result = describe(serve, envelope, config, notes=notes)
+    result.exit_code = step_exit(
+        result.closure,
+        fail_on_waiting=config.fail_on_waiting,
+        failed=bool(serve.failed or result.problems),
+    )
+    return result
+
+
+def refuse_fork_head(config: ActionConfig, envelope: EventEnvelope) -> None:
+    """`pull_request_target` runs with the base repository's token and secrets: when the
+    workspace holds the fork's head commit, its code may already have run in this job. Refused
+    before anything else (design: "no checkout of its head in a privileged job, ever")."""
+    if config.event_name != "pull_request_target":
+        return
+    pull = envelope.payload.get("pull_request")
+    if not isinstance(pull, dict):
+        return
+    head, base = pull.get("head"), pull.get("base")
+    if not isinstance(head, dict) or not isinstance(base, dict):
+        return
+    head_repo, base_repo = head.get("repo"), base.get("repo")
+    head_id = head_repo.get("id") if isinstance(head_repo, dict) else None
+    base_id = base_repo.get("id") if isinstance(base_repo, dict) else None
+    if head_id is not None and head_id == base_id:
+        return  # not a fork: the head is the repository's own branch
+    sha = head.get("sha")
+    if isinstance(sha, str) and sha and workspace_head(config) == sha:
+        raise InvalidInput(FORK_HEAD)
+
+
+def workspace_head(config: ActionConfig) -> str | None:
+    """The commit GITHUB_WORKSPACE has checked out (git, no shell); None when it is no
+    repository."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(config.workspace), "rev-parse", "--verify", "-q", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = done.stdout.strip()
+    return found if done.returncode == 0 and found else None
+
+
+def step_policy(config: ActionConfig) -> Policy:
+    """The policy file (from the base checkout) with the step's inputs over its settings."""
+    from holon.controller.policy import load_policy
+
+    policy = load_policy(config.policy)
+    update: dict[str, Any] = {"intents_per_pass": config.intents_per_pass}
+    if config.allowed_bots is not None:
+        update["allowed_bots"] = list(config.allowed_bots)
+    settings = policy.settings.model_copy(update=update)
+    return policy.model_copy(update={"settings": settings})
+
+
+def _client(env: Mapping[str, str], config: ActionConfig) -> github.Github | None:
+    """A client for reading (state artifacts, reconciliation), or None without a token."""
+    if not config.has_token:
+        return None
+    from holon.github.client import GitHubConfig, make_client
+
+    return make_client(GitHubConfig.from_env(env))
+
+
+def _build(
+    env: Mapping[str, str],
+    config: ActionConfig,
+    policy: Policy,
+    *,
+    clock: Callable[[], datetime],
+    say: Callable[[str], None],
+    run_skill: Any = None,
+) -> Serve:
+    from holon.serve.build import build_serve
+    from holon.serve.serve import ServeOptions
+
+    options = ServeOptions(
+        state_dir=config.state_dir,
+        runs_dir=config.runs_dir,
+        workspace=config.workspace,
+        policy=config.policy,
+        dry_run=config.dry_run,
+        once=True,
+        runtime=config.runtime,
+        agent=config.agent if config.runtime == "local" else None,
+        image=config.agent_image if config.runtime == "docker" else None,
+        agent_env=config.agent_env(),
+        agent_secrets=dict(config.secrets),
+        mention=config.mention,
+        repo=config.repository,
+    )
+    return build_serve(
+        options,
+        env,
+        offline_facts=lambda login: _offline_facts(env, config, policy, login),
+        report=say,
+        policy=policy,
+        run_skill=run_skill,
+        clock=clock,
+    )
+
+
+def _offline_facts(
+    env: Mapping[str, str], config: ActionConfig, policy: Policy, login: str | None
+) -> RepoFacts:
+    """A dry run with a token still reads GitHub (who may command Holon, a pull request's
+    state): reading changes nothing. Without a token nothing is known but Holon's login."""
+    from holon.controller.facts import StaticFacts
+
+    if config.has_token:
+        from holon.github.client import GitHubConfig
+        from holon.github.live import live_facts
+
+        facts = live_facts(
+            GitHubConfig.from_env(env), env, allowed_bots=policy.settings.allowed_bots
+        )
+        if facts is not None:
+            return facts
+    return StaticFacts(holon_login=login)
+
+
+def _reconcile(
+    serve: Serve, client: github.Github, repo: str, now: datetime, mention: str | None
+) -> list[str]:
+    """A tick: the events a dropped or cancelled run missed since the cursor, handled before
+    the tick itself (dedupe makes those already handled no-ops); then the new cursor."""
+    from holon.actions.reconcile import reconcile
+
+    missed, cursor = reconcile(serve.state, client, repo, now=now, mention=mention)
+    for envelope in missed:
+        if serve.stopping.is_set():
+            break
+        serve.handle(envelope)
+    if cursor is not None:
+        serve.state.put(cursor)
+    return [f"reconciled {len(missed)} event(s) a previous run may have missed"] if missed else []
+
+
+def _reactivate(serve: Serve, config: ActionConfig, now: datetime) -> list[str]:
+    """Continuable subjects re-dispatch the workflow, within the budget (reactivate.py)."""
+    from holon.actions.reactivate import dispatch_reactivations, reactivations
+
+    items, records = reactivations(
+        serve.closures(), serve.state, budget=config.reactivation_budget, now=now
+    )
+    for record in records:
+        serve.state.put(record)
+    hooks: Any = serve.hooks
+    scope = getattr(hooks, "scope", None)
+    if not items or scope is None or not config.workflow_file or not config.ref:
+        return []
+    return dispatch_reactivations(items, scope, workflow_file=config.workflow_file, ref=config.ref)
+
+
+__all__ = ["FORK_HEAD", "TICKS", "refuse_fork_head", "run_step", "step_policy", "workspace_head"]
