@@ -6,6 +6,10 @@ interpreter imports, at any depth; a top-level `import docker` (or `import githu
 jinja2`) added to any module these commands load would show `docker` and its submodules there,
 and the test would name the chain that pulled it in. The detector itself is checked on a process
 that does import the docker backend, so a parser that finds nothing cannot pass silently.
+
+`holon action` needs PyGithub (with a token it talks to GitHub) and jinja2 (it renders the step
+summary), but imports docker only when a skill runs with the docker runtime, and jinja2 only
+from the function that renders (never as the import of a module it loads).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +119,82 @@ def test_gateway_normalize_imports_no_heavy_module(tmp_path: Path, signed: bool)
     modules = imported(stderr)
     assert any(m.name == "holon.gateway.github" for m in modules)
     assert heavy_imports(modules) == []
+
+
+# `holon action`: docker only when a skill runs with the docker runtime; jinja2 only when
+# something is rendered (the step summary, a reply), i.e. imported by a function at run time
+# (depth 0 in the listing), never as the import of a module `holon action` loads.
+
+
+def _finish_only(path: Path) -> Path:
+    turn = {
+        "model": "recorded",
+        "text": "Done.",
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+        "tool_calls": [{"id": "c1", "name": "finish", "arguments": {"status": "success"}}],
+    }
+    path.write_text(json.dumps(turn) + "\n", encoding="utf-8")
+    return path
+
+
+def _action_imports(
+    server: Any, tmp_path: Path, body: str, **env: str
+) -> tuple[list[Imported], dict[str, str]]:
+    from tests.actions.step_support import Step, payload
+
+    def comment(data: dict[str, Any]) -> None:
+        data["comment"]["body"] = body
+        data["issue"].pop("pull_request", None)
+
+    repo = server.state.repos["octocat/Hello-World"]
+    repo.add_issue("Spelling error in the README file", user="Codertocat")
+    repo.permissions["Codertocat"] = "write"
+    step = Step(tmp_path / "step", "issue_comment", payload("issue_comment", "created", c=comment))
+    step.server = server
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "holon", "action"],
+        env=step.environ(**env),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "holon action: exit" in proc.stdout  # it ran to its end, not a refusal
+    return imported(proc.stderr), step.outputs()
+
+
+def _first_import(modules: list[Imported], top: str) -> Imported | None:
+    """The package's own line (its submodules are listed before it, deeper)."""
+    return next((m for m in modules if m.name == top), None)
+
+
+@pytest.mark.parametrize("body", ["/holon help", "You are totally right!"])
+def test_holon_action_without_a_skill_run_imports_no_docker_and_jinja2_only_to_render(
+    github_server: Any, tmp_path: Path, body: str
+) -> None:
+    # The docker runtime is the default; with no skill run it is never started.
+    modules, outputs = _action_imports(github_server, tmp_path, body, HOLON_RUNTIME="docker")
+    assert outputs["runs"] == "[]"
+    assert _first_import(modules, "docker") is None, heavy_imports(modules)
+    jinja2 = _first_import(modules, "jinja2")
+    # The step summary is rendered (and the usage reply): from a function, at run time.
+    assert jinja2 is not None
+    assert jinja2.depth == 0, heavy_imports(modules)
+
+
+def test_holon_action_running_a_skill_locally_imports_no_docker(
+    github_server: Any, tmp_path: Path
+) -> None:
+    session = _finish_only(tmp_path / "session.ndjson")
+    modules, outputs = _action_imports(
+        github_server,
+        tmp_path,
+        "/holon solve",
+        HOLON_RUNTIME="local",
+        HOLON_ENGINE="replay",
+        HOLON_REPLAY_SESSION=str(session),
+    )
+    assert "github-issue-solve" in outputs["runs"]  # a skill did run
+    assert _first_import(modules, "docker") is None, heavy_imports(modules)
