@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -96,8 +97,6 @@ def third_party(modules: list[Imported]) -> set[str]:
         origin = getattr(module, "__file__", None) if module else None
         if origin is None:
             with contextlib.suppress(ImportError, ValueError):
-                import importlib.util
-
                 spec = importlib.util.find_spec(top)
                 origin = spec.origin if spec else None
         if origin and any(Path(origin).resolve().is_relative_to(site) for site in sites):
@@ -165,9 +164,8 @@ def import_evidence(work: Path) -> bool:
 def example_comment(body: str) -> dict[str, Any]:
     """GitHub's `issue_comment` example (created), saying `body` on issue 1 as its OWNER."""
     entries = json.loads(EXAMPLES.read_text())
-    payload: dict[str, Any] = next(e for e in entries if e["name"] == "issue_comment")["examples"][
-        0
-    ]
+    examples = next(e for e in entries if e["name"] == "issue_comment")["examples"]
+    payload: dict[str, Any] = examples[0]
     payload["comment"].update(body=body, author_association="OWNER")
     payload["issue"].pop("pull_request", None)
     return payload
@@ -180,7 +178,6 @@ def base_env() -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/root"),
         "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "",
     }
 
 
