@@ -198,3 +198,23 @@ def test_holon_action_running_a_skill_locally_imports_no_docker(
     )
     assert "github-issue-solve" in outputs["runs"]  # a skill did run
     assert _first_import(modules, "docker") is None, heavy_imports(modules)
+
+
+@pytest.mark.docker
+def test_holon_action_imports_docker_when_a_skill_runs_in_a_container(
+    github_server: Any, tmp_path: Path, agent_image: str
+) -> None:
+    # The positive control of the tests above: with a skill run in the docker runtime, docker
+    # is imported, by the function that starts the run (the backend at depth 0).
+    modules, outputs = _action_imports(
+        github_server,
+        tmp_path,
+        "/holon solve",
+        HOLON_RUNTIME="docker",
+        HOLON_AGENT_IMAGE=agent_image,
+    )
+    assert "github-issue-solve" in outputs["runs"]
+    backend = _first_import(modules, "holon.runner.docker_backend")
+    assert backend is not None
+    assert backend.depth == 0
+    assert _first_import(modules, "docker") is not None
