@@ -7,11 +7,12 @@ Every `{{ value }}` is escaped for its target (Markdown or plain text) unless th
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Literal
-
-import jinja2
+from typing import TYPE_CHECKING, Any, Literal
 
 from holon import markdown, terminal
+
+if TYPE_CHECKING:
+    import jinja2
 
 Format = Literal["markdown", "text"]
 
@@ -32,6 +33,10 @@ def _finalize_text(value: Any) -> Any:
 
 @cache
 def environment(package: str, fmt: Format) -> jinja2.Environment:
+    # Imported here: commands that decide without rendering (`holon action` on most events,
+    # `holon gateway`) should not pay for jinja2.
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
         # Markdown is not HTML: escaping happens in finalize, for the target format.

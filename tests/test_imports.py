@@ -1,0 +1,220 @@
+"""Light commands stay light: `holon --help` and `holon gateway normalize` import neither the docker
+SDK, PyGithub nor jinja2 (the issue's "Performance" section).
+
+Each command runs as a fresh process under `python -X importtime`, which lists every module the
+interpreter imports, at any depth; a top-level `import docker` (or `import github`, `import
+jinja2`) added to any module these commands load would show `docker` and its submodules there,
+and the test would name the chain that pulled it in. The detector itself is checked on a process
+that does import the docker backend, so a parser that finds nothing cannot pass silently.
+
+`holon action` needs PyGithub (with a token it talks to GitHub) and jinja2 (it renders the step
+summary), but imports docker only when a skill runs with the docker runtime, and jinja2 only
+from the function that renders (never as the import of a module it loads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "tests/fixtures/octokit-webhooks/examples.json"
+HEAVY = ("docker", "github", "jinja2")
+
+_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Imported:
+    depth: int
+    name: str
+
+
+def imported(stderr: str) -> list[Imported]:
+    """Every module `-X importtime` reported, in its order (a module's imports come before it)."""
+    found = []
+    for line in stderr.splitlines():
+        match = _LINE.match(line)
+        if match:
+            found.append(Imported(len(match.group(1)) // 2, match.group(2)))
+    return found
+
+
+def chain(modules: list[Imported], index: int) -> str:
+    """`docker <- holon.runner.docker_backend <- ...`: who imported the module at `index`."""
+    names, depth = [modules[index].name], modules[index].depth
+    for module in modules[index + 1 :]:
+        if module.depth < depth:
+            names.append(module.name)
+            depth = module.depth
+        if depth == 0:
+            break
+    return " <- ".join(names)
+
+
+def heavy_imports(modules: list[Imported]) -> list[str]:
+    return [chain(modules, i) for i, m in enumerate(modules) if m.name.split(".")[0] in HEAVY]
+
+
+def run_importtime(args: list[str], *, env: dict[str, str] | None = None) -> tuple[str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, proc.stderr
+
+
+def issue_comment(tmp_path: Path) -> Path:
+    entries = json.loads(EXAMPLES.read_text(encoding="utf-8"))
+    payload = next(e for e in entries if e["name"] == "issue_comment")["examples"][0]
+    path = tmp_path / "issue_comment.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    return path
+
+
+def test_the_detector_sees_a_heavy_import_and_its_chain() -> None:
+    _, stderr = run_importtime(["-c", "import holon.runner.docker_backend"])
+    found = heavy_imports(imported(stderr))
+    assert any(c.startswith("docker ") or c == "docker" for c in found), found
+    assert any(c.endswith("<- holon.runner.docker_backend") for c in found), found
+
+
+def test_holon_help_imports_no_heavy_module() -> None:
+    stdout, stderr = run_importtime(["-m", "holon", "--help"])
+    assert "gateway" in stdout
+    modules = imported(stderr)
+    assert any(m.name == "holon.cli.main" for m in modules)  # the listing is real
+    assert heavy_imports(modules) == []
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_gateway_normalize_imports_no_heavy_module(tmp_path: Path, signed: bool) -> None:
+    payload = issue_comment(tmp_path)
+    args = ["-m", "holon", "gateway", "normalize", "--event", "issue_comment"]
+    args += ["--payload", str(payload), "--delivery", "d-1"]
+    env: dict[str, str] = {}
+    if signed:
+        secret = "imports-test-secret"
+        digest = hmac.new(secret.encode(), payload.read_bytes(), hashlib.sha256).hexdigest()
+        args += ["--signature", f"sha256={digest}", "--secret-env", "HOLON_TEST_SECRET"]
+        env["HOLON_TEST_SECRET"] = secret
+    stdout, stderr = run_importtime(args, env=env)
+    assert json.loads(stdout)["type"] == "github.issue_comment.created"
+    modules = imported(stderr)
+    assert any(m.name == "holon.gateway.github" for m in modules)
+    assert heavy_imports(modules) == []
+
+
+# `holon action`: docker only when a skill runs with the docker runtime; jinja2 only when
+# something is rendered (the step summary, a reply), i.e. imported by a function at run time
+# (depth 0 in the listing), never as the import of a module `holon action` loads.
+
+
+def _finish_only(path: Path) -> Path:
+    turn = {
+        "model": "recorded",
+        "text": "Done.",
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+        "tool_calls": [{"id": "c1", "name": "finish", "arguments": {"status": "success"}}],
+    }
+    path.write_text(json.dumps(turn) + "\n", encoding="utf-8")
+    return path
+
+
+def _action_imports(
+    server: Any, tmp_path: Path, body: str, **env: str
+) -> tuple[list[Imported], dict[str, str]]:
+    from tests.actions.step_support import Step, payload
+
+    def comment(data: dict[str, Any]) -> None:
+        data["comment"]["body"] = body
+        data["issue"].pop("pull_request", None)
+
+    repo = server.state.repos["octocat/Hello-World"]
+    repo.add_issue("Spelling error in the README file", user="Codertocat")
+    repo.permissions["Codertocat"] = "write"
+    step = Step(tmp_path / "step", "issue_comment", payload("issue_comment", "created", c=comment))
+    step.server = server
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "holon", "action"],
+        env=step.environ(**env),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "holon action: exit" in proc.stdout  # it ran to its end, not a refusal
+    return imported(proc.stderr), step.outputs()
+
+
+def _first_import(modules: list[Imported], top: str) -> Imported | None:
+    """The package's own line (its submodules are listed before it, deeper)."""
+    return next((m for m in modules if m.name == top), None)
+
+
+@pytest.mark.parametrize("body", ["/holon help", "You are totally right!"])
+def test_holon_action_without_a_skill_run_imports_no_docker_and_jinja2_only_to_render(
+    github_server: Any, tmp_path: Path, body: str
+) -> None:
+    # The docker runtime is the default; with no skill run it is never started.
+    modules, outputs = _action_imports(github_server, tmp_path, body, HOLON_RUNTIME="docker")
+    assert outputs["runs"] == "[]"
+    assert _first_import(modules, "docker") is None, heavy_imports(modules)
+    jinja2 = _first_import(modules, "jinja2")
+    # The step summary is rendered (and the usage reply): from a function, at run time.
+    assert jinja2 is not None
+    assert jinja2.depth == 0, heavy_imports(modules)
+
+
+def test_holon_action_running_a_skill_locally_imports_no_docker(
+    github_server: Any, tmp_path: Path
+) -> None:
+    session = _finish_only(tmp_path / "session.ndjson")
+    modules, outputs = _action_imports(
+        github_server,
+        tmp_path,
+        "/holon solve",
+        HOLON_RUNTIME="local",
+        HOLON_ENGINE="replay",
+        HOLON_REPLAY_SESSION=str(session),
+    )
+    assert "github-issue-solve" in outputs["runs"]  # a skill did run
+    assert _first_import(modules, "docker") is None, heavy_imports(modules)
+
+
+@pytest.mark.docker
+def test_holon_action_imports_docker_when_a_skill_runs_in_a_container(
+    github_server: Any, tmp_path: Path, agent_image: str
+) -> None:
+    # The positive control of the tests above: with a skill run in the docker runtime, docker
+    # is imported, by the function that starts the run (the backend at depth 0).
+    modules, outputs = _action_imports(
+        github_server,
+        tmp_path,
+        "/holon solve",
+        HOLON_RUNTIME="docker",
+        HOLON_AGENT_IMAGE=agent_image,
+    )
+    assert "github-issue-solve" in outputs["runs"]
+    backend = _first_import(modules, "holon.runner.docker_backend")
+    assert backend is not None
+    assert backend.depth == 0
+    assert _first_import(modules, "docker") is not None
