@@ -24,6 +24,9 @@ from holon.actions.result import Line, RunRow, StepResult, step_exit
 from holon.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from holon.controller.pass_report import PassReport
+    from holon.controller.policy import Policy
+    from holon.executor.handlers import Handler
     from holon.gateway.envelope import EventEnvelope
     from holon.serve.serve import Serve
 
@@ -67,12 +70,20 @@ def run_decide(
     from holon.actions.defer import DeferHandler
     from holon.actions.event import envelope_from_actions
     from holon.actions.matrix import matrix_json
-    from holon.actions.single import _client, build_step_serve, refuse_fork_head, step_policy
+    from holon.actions.single import (
+        TICKS,
+        _client,
+        _reconcile,
+        build_step_serve,
+        refuse_fork_head,
+        step_policy,
+    )
     from holon.fsutil import remove_tree
     from holon.serve.context import EventContext
     from holon.skills.catalog import default_catalog, host_skills
 
     envelope = envelope_from_actions(env, config, clock())
+    config = config.with_event(envelope.payload)
     refuse_fork_head(config, envelope)
     client = _client(env, config)
     restored = state_sync.restore_state(config, client=client, warn=_warn)
@@ -103,6 +114,10 @@ def run_decide(
     serve.open()
     try:
         serve.handle_follow_ups()
+        if config.event_name in TICKS and client is not None and serve.options.repo:
+            # A tick reconciles as single mode does (its code path): what a dropped run missed
+            # is decided here, its runs deferred like the event's own.
+            notes += _reconcile(serve, client, serve.options.repo, clock(), config.mention)
         serve.handle(envelope)
     finally:
         serve.close()
@@ -138,20 +153,27 @@ def run_settle(
     from holon.actions.single import _client, _reactivate, build_step_serve, step_policy
     from holon.serve.runs import runs_dir_of
     from holon.skills.catalog import default_catalog
+    from holon.state.store import STATE
 
     envelope = envelope_from_actions(env, config, clock())
+    config = config.with_event(envelope.payload)
     try:
         expected = matrix_runs(env.get(MATRIX_ENV))
     except ValueError as exc:
         raise InvalidInput(f"{MATRIX_ENV}: {exc}") from None
     config.state_dir.mkdir(parents=True, exist_ok=True)
+    fresh = not (config.state_dir / STATE).exists() and not (config.state_dir / STATE).is_symlink()
     taken = take_over(decided_dir(env, config.state_dir), config.state_dir)
     notes = [f"state taken from decide: {', '.join(taken)}"] if taken else []
     client = _client(env, config)
     notes += _restored_notes(state_sync.restore_state(config, client=client, warn=_warn))
     policy = step_policy(config)
+    if fresh and STATE not in taken:
+        return _settle_without_decisions(env, config, clock, envelope, policy, notes)
     runs_dir = runs_dir_of(config.state_dir, config.runs_dir)
-    intake = take_run_outputs(config.run_outputs, runs_dir, expected)
+    intake = take_run_outputs(
+        config.run_outputs, runs_dir, expected, attempt=config.run_attempt or "1"
+    )
     notes += [f"run output taken: {run}" for run in intake.taken]
     notes += [f"run output ignored: {line}" for line in intake.ignored]
     collect = CollectHandler(
@@ -163,9 +185,11 @@ def run_settle(
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
     )
     serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=collect)
+    _unannounced(serve)
     serve.open()  # its recovery collects every deferred run (CollectHandler)
     try:
         serve.handle_follow_ups()  # publishing what succeeded
+        # Re-activation happens here only: decide leaves its runs waiting on their jobs.
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
@@ -183,6 +207,77 @@ def run_settle(
         failed=bool(serve.failed or result.problems),
     )
     return result
+
+
+def _settle_without_decisions(
+    env: Mapping[str, str],
+    config: ActionConfig,
+    clock: Callable[[], datetime],
+    envelope: EventEnvelope,
+    policy: Policy,
+    notes: list[str],
+) -> StepResult:
+    """No decided state reached this job (decide failed, was cancelled, timed out or lost its
+    runner): the event decided again and each of its runs settled at once, never run
+    (`died.py`); the comment decide may have started becomes the handoff."""
+    from holon.actions import state_sync
+    from holon.actions.died import CANCELLED, DECIDE_RESULT_ENV, DiedHandler
+    from holon.actions.single import build_step_serve
+
+    decided = env.get(DECIDE_RESULT_ENV, "").strip()
+    cancelled = decided == "cancelled"
+    notes.append(
+        f"the decide job's state never reached this job (decide: {decided[:40] or 'unknown'}): "
+        "the event is decided again, and its runs settled without running"
+    )
+    handler = DiedHandler(event_id=envelope.id, clock=clock, cancelled=cancelled)
+    serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=handler)
+    _unannounced(serve)
+    serve.open()
+    try:
+        serve.handle(envelope)
+        if handler.handed and serve.controller is not None:
+            # The user's cancellation, as the cleanup phase settles it; only this event's runs.
+            report = serve.controller.interrupt(CANCELLED, config.actor, only=handler.handed)
+            serve._account(report)
+    finally:
+        serve.close()
+    exported = state_sync.export_state(config)
+    if exported is not None:
+        notes.append(f"state exported to {exported}")
+    result = _describe(serve, envelope, config, notes)
+    result.exit_code = step_exit(
+        result.closure,
+        fail_on_waiting=config.fail_on_waiting,
+        failed=bool(serve.failed or result.problems),
+    )
+    return result
+
+
+class _Unannounced:
+    """The serve's GitHub hooks in settle, less the announcement: decide announced the runs
+    (the progress comment, the check run in progress) and settle only settles them, so a
+    pull request's check run never goes back to in progress, and no list call is spent."""
+
+    def __init__(self, hooks: Any) -> None:
+        self._hooks = hooks
+
+    def before_pass(self) -> None:
+        self._hooks.before_pass()
+
+    def wrap_run_skill(self, handler: Handler) -> Handler:
+        return handler
+
+    def after_pass(self, report: PassReport) -> None:
+        self._hooks.after_pass(report)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._hooks, name)  # scope, settled, failed_writes
+
+
+def _unannounced(serve: Serve) -> None:
+    if serve.hooks is not None:
+        serve.hooks = _Unannounced(serve.hooks)
 
 
 def _restored_notes(restored: object) -> list[str]:

@@ -6,7 +6,7 @@ every job is a module named after it, and one pass reads top to bottom in `passe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from holon.controller.decide import Decider
@@ -93,9 +93,11 @@ class Controller:
     def recover(self) -> PassReport:
         return recover(self.loaded, self.parts)
 
-    def interrupt(self, reason: str, actor: str | None = None) -> PassReport:
+    def interrupt(
+        self, reason: str, actor: str | None = None, only: Collection[str] | None = None
+    ) -> PassReport:
         """Cancel the skill runs left unfinished as a user interruption (stops.interrupt_runs)."""
-        return interrupt_runs(self.loaded, self.parts, reason=reason, actor=actor)
+        return interrupt_runs(self.loaded, self.parts, reason=reason, actor=actor, only=only)
 
     def resume(self, by: str) -> list[PassReport]:
         return resume(self.loaded, self.parts, by)

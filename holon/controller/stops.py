@@ -11,6 +11,8 @@ perform any of them again. A later /holon command lifts it, as it lifts a stop."
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from holon.controller.decide import Decision, target_of
 from holon.controller.guarding import Verdict
 from holon.controller.journals import decision_entry
@@ -38,16 +40,24 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
 
 
 def interrupt_runs(
-    loaded: LoadedState, parts: Parts, *, reason: str, actor: str | None = None
+    loaded: LoadedState,
+    parts: Parts,
+    *,
+    reason: str,
+    actor: str | None = None,
+    only: Collection[str] | None = None,
 ) -> PassReport:
     """Cancel every skill run left pending or inflight as a user interruption; one whose
     journaled attempts already settle it (succeeded, or the last allowed attempt) is left to
-    recovery, which settles it from the journal. Nothing is attempted again here."""
+    recovery, which settles it from the journal. Nothing is attempted again here. `only`: the
+    intent ids to cancel (fan-out's settle: its own event's runs, never another run's)."""
     p = Pass(parts, loaded, "recovery", None)
     subjects: list[str] = []
     for record in list(p.state.live("intent")):
         data = dict(record.data)
         if record.status not in ("pending", "inflight") or data.get("type") != "run_skill":
+            continue
+        if only is not None and record.key not in only:
             continue
         done = loaded.executed.get(record.key)
         spent = done is not None and done.attempt >= parts.policy.settings.max_attempts

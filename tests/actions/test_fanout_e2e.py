@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from holon.actions.run_intake import artifact_name
 from tests.actions.step_support import LOGIN, REPO, Step, parse_outputs, payload, project
 from tests.github.publish_support import seed
 
@@ -85,7 +86,7 @@ class Story:
         downloads = step.tmp / "run-outputs"
         downloads.mkdir(parents=True)
         for run, path in outputs.items():
-            shutil.copytree(path, downloads / f"holon-run-{run}", symlinks=True)
+            shutil.copytree(path, downloads / artifact_name(run, 1), symlinks=True)
         decided = step.tmp / "decided"
         shutil.copytree(decide.runner_temp / "holon" / "decided", decided)
         done = step.run(
@@ -193,7 +194,7 @@ def test_a_tampered_run_output_is_refused(github_server: Any, tmp_path: Path) ->
     (output / "evidence" / "passwd").unlink()
     again = story.step("settle-again")
     downloads = again.tmp / "run-outputs"
-    shutil.copytree(output, downloads / f"holon-run-{entry['run']}")
+    shutil.copytree(output, downloads / artifact_name(entry["run"], 1))
     shutil.copytree(decide.runner_temp / "holon" / "decided", again.tmp / "decided")
     done = again.run(
         HOLON_MODE="settle",

@@ -135,10 +135,10 @@ def test_a_tree_with_a_link_fifo_or_too_many_bytes_is_refused_whole(tmp_path: Pa
 
 def test_intake_takes_expected_runs_and_reports_refusals(tmp_path: Path) -> None:
     source, runs = tmp_path / "downloads", tmp_path / "runs"
-    for name in ("holon-run-good-1", "holon-run-bad-1", "holon-run-other-1", "stray"):
+    for name in ("holon-run-a1-good-1", "holon-run-a1-bad-1", "holon-run-a1-other-1", "stray"):
         (source / name).mkdir(parents=True)
         (source / name / "run.json").write_text("{}")
-    (source / "holon-run-bad-1" / "x").symlink_to("/etc/passwd")
+    (source / "holon-run-a1-bad-1" / "x").symlink_to("/etc/passwd")
     intake = take_run_outputs(source, runs, expected={"good-1", "bad-1"})
     assert intake.taken == ["good-1"]
     assert list(intake.refused) == ["bad-1"]
@@ -185,7 +185,7 @@ def test_a_bundle_runs_with_its_run_id_and_is_collected_on_the_settle_side(
     record = json.loads(done.stdout)
     assert (record["run_id"], record["outcome"]) == (f"{intent.id}-1", "success")
     # The settle side gets the output as a downloaded directory, elsewhere.
-    downloads = tmp_path / "downloads" / f"holon-run-{intent.id}-1"
+    downloads = tmp_path / "downloads" / f"holon-run-a1-{intent.id}-1"
     downloads.parent.mkdir()
     output.rename(downloads)
     intake = take_run_outputs(tmp_path / "downloads", tmp_path / "runs")

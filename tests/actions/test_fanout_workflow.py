@@ -11,7 +11,7 @@ import yaml
 
 from holon import __version__
 from holon.actions.config import IMAGE
-from holon.actions.run_intake import ARTIFACT_PREFIX
+from holon.actions.run_intake import artifact_name
 from holon.state.model import DEFAULT_RETENTION
 
 WORKFLOW = Path(__file__).resolve().parents[2] / ".github/workflows/holon.yml"
@@ -54,7 +54,7 @@ def test_the_run_jobs_hold_no_write_token_and_only_the_model_keys() -> None:
     assert kill < run["steps"].index(upload)
     assert "kill -KILL -1" in run["steps"][kill]["run"]
     assert upload["if"] == "always()"
-    assert upload["with"]["name"] == ARTIFACT_PREFIX + "${{ matrix.run }}"
+    assert upload["with"]["name"] == artifact_name("${{ matrix.run }}", "${{ github.run_attempt }}")
     assert upload["with"]["retention-days"] == 3
 
 
