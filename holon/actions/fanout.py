@@ -171,8 +171,12 @@ def run_settle(
     if fresh and STATE not in taken:
         return _settle_without_decisions(env, config, clock, envelope, policy, notes)
     runs_dir = runs_dir_of(config.state_dir, config.runs_dir)
+    # Only runs still handed on: a re-run of settle whose first attempt collected a run (its
+    # saved state restored) takes that run's artifact no second time.
+    waiting = deferred_runs(config.state_dir)
+    wanted = waiting if expected is None else expected & waiting
     intake = take_run_outputs(
-        config.run_outputs, runs_dir, expected, attempt=config.run_attempt or "1"
+        config.run_outputs, runs_dir, wanted, attempt=config.run_attempt or "1"
     )
     notes += [f"run output taken: {run}" for run in intake.taken]
     notes += [f"run output ignored: {line}" for line in intake.ignored]
@@ -280,6 +284,20 @@ def _unannounced(serve: Serve) -> None:
         serve.hooks = _Unannounced(serve.hooks)
 
 
+def deferred_runs(state_dir: Path) -> frozenset[str]:
+    """The runs (`<intent>-<attempt>`) the state at `state_dir` still has handed on: inflight
+    intents with a deferral; what settle may collect."""
+    from holon.state.store import StateStore
+
+    found = set()
+    for record in StateStore(state_dir).load().live("intent"):
+        deferred = record.data.get("deferred")
+        run = deferred.get("run") if isinstance(deferred, dict) else None
+        if record.status == "inflight" and isinstance(run, str):
+            found.add(run)
+    return frozenset(found)
+
+
 def _restored_notes(restored: object) -> list[str]:
     merged = getattr(restored, "merged", [])
     refused = getattr(restored, "refused", [])
@@ -319,4 +337,4 @@ def bundle_dir_of(config: ActionConfig) -> Path:
     return config.bundle_dir or config.state_dir.parent / "bundles"
 
 
-__all__ = ["MATRIX_ENV", "bundle_dir_of", "run_decide", "run_settle"]
+__all__ = ["MATRIX_ENV", "bundle_dir_of", "deferred_runs", "run_decide", "run_settle"]

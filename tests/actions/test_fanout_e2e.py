@@ -16,9 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from holon.actions.run_intake import artifact_name
+from holon.actions.run_intake import artifact_name, take_run_outputs
 from tests.actions.step_support import LOGIN, REPO, Step, parse_outputs, payload, project
+from tests.e2e_actions.conftest import agent_script, holon_checks, pull_of, pulls
+from tests.e2e_actions.test_solve_story import BRANCH, FIXER, _holon_pr
 from tests.github.publish_support import seed
+from tests.support.actions_env import ActionsEnv
 
 AGENT = f"{sys.executable} -m holon agent"
 
@@ -207,3 +210,211 @@ def test_a_tampered_run_output_is_refused(github_server: Any, tmp_path: Path) ->
     assert "required artifact summary\\.md is missing" in summary
     assert [i for i in story.repo.issues.values() if i.pull is not None] == []
     assert parse_outputs(again.output.read_text())["closure_outcome"] == "failed"
+
+
+# -- a pull request: a change request on Holon's pull request, fixed in fan-out ----------------
+
+
+class PullStory:
+    """A change request on Holon's pull request (GitHub's own `pull_request_review` submitted
+    example, aimed at the fake's repository), each job on its own runner (`ActionsEnv`), the
+    agent a script (the only replay session is solve-calc)."""
+
+    def __init__(self, tmp: Path, server: Any) -> None:
+        self.tmp, self.server = tmp, server
+        self.first = ActionsEnv(tmp, server, name="decide")
+        self.number, self.head = _holon_pr(self.first)
+        self.repo = self.first.repo
+        self.payload = self.first.review_event(
+            self.number, "changes_requested", "Please add sub() as well."
+        )
+        self.agent = agent_script(tmp, FIXER)
+
+    def job(self, name: str, **extra: str) -> ActionsEnv:
+        job = self.first if name == "decide" else ActionsEnv(self.tmp, self.server, name=name)
+        job.write_event("pull_request_review", self.payload)
+        # Every job of the workflow run checked out the commit the event is at.
+        job.extra.update(GITHUB_SHA=self.head, HOLON_AGENT=self.agent, **extra)
+        return job
+
+    def decide(self) -> tuple[ActionsEnv, dict[str, str]]:
+        job = self.job("decide", HOLON_MODE="decide")
+        done = job.run()
+        assert done.returncode == 0, done.stdout + done.stderr
+        return job, job.outputs()
+
+    def run_job(self, decide: ActionsEnv, run: str) -> Path:
+        """The matrix job: the pull request's head checked out, the bundle run, no token."""
+        runner = self.tmp / f"run-{run}"
+        workspace = runner / "workspace"
+        assert decide.checkout(BRANCH, into=workspace) == self.head
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HOLON_"))}
+        argv = [
+            sys.executable, "-m", "holon", "run", "--bundle",
+            str(decide.runner_temp / "holon" / "bundles" / run), "--output",
+            str(runner / "output"), "--runtime", "local", "--agent", self.agent,
+        ]  # fmt: skip
+        done = subprocess.run(
+            argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return runner / "output"
+
+    def settle(
+        self,
+        decide: ActionsEnv | None,
+        outputs: dict[str, Path],
+        matrix: str,
+        *,
+        name: str = "settle",
+        attempt: int = 1,
+        **extra: str,
+    ) -> tuple[ActionsEnv, subprocess.CompletedProcess[str]]:
+        job = self.job(name, HOLON_MATRIX=matrix, HOLON_MODE="settle", **extra)
+        job.attempt = attempt
+        downloads = job.runner_temp / "run-outputs"
+        downloads.mkdir()
+        for name_, path in outputs.items():
+            shutil.copytree(path, downloads / name_, symlinks=True)
+        decided = job.runner_temp / "decided"
+        if decide is not None:
+            shutil.copytree(decide.runner_temp / "holon" / "decided", decided)
+        job.extra.update(HOLON_RUN_OUTPUTS=str(downloads), HOLON_DECIDED_DIR=str(decided))
+        return job, job.run()
+
+
+def _check_writes(server: Any) -> list[tuple[str, str]]:
+    """Every write of a check run, in order: (operation, the status it set)."""
+    found = []
+    for call in server.calls:
+        if call.operation in ("checks/create", "checks/update"):
+            found.append((call.operation, json.loads(call.body).get("status", "")))
+    return found
+
+
+def test_fan_out_fixes_a_holon_pull_request_on_a_change_request(
+    github_server: Any, tmp_path: Path
+) -> None:
+    story = PullStory(tmp_path, github_server)
+    decide, outputs = story.decide()
+    (entry,) = json.loads(outputs["matrix"])["include"]
+    assert (entry["skill"], entry["subject"]) == ("github-pr-fix", f"pull_request:{story.number}")
+    # decide announced the run: one progress comment, the check run in progress on the head.
+    (progress,) = story.first.holon_comments(story.number)
+    assert "skill=github-pr-fix" in progress.splitlines()[0]
+    assert _check_writes(github_server) == [("checks/create", "in_progress")]
+    lists_before = github_server.count("issues/list-comments")
+
+    output = story.run_job(decide, entry["run"])
+    settle, done = story.settle(decide, {artifact_name(entry["run"], 1): output}, outputs["matrix"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    settled = settle.outputs()
+    assert (settled["closure_outcome"], settled["lifecycle_outcome"]) == ("completed", "finished")
+
+    # The fix's commit is on the pull request's own branch, on the head the run started from.
+    fix = story.repo.refs[f"heads/{BRANCH}"]
+    assert story.repo.get(fix, "commit")["parents"] == [story.head]
+    data = story.repo.objects[story.repo.files(fix)["calc.py"]["sha"]]["data"]
+    assert b"def sub(a, b):" in data
+    assert pull_of(story.repo.issue(story.number)).head_sha == fix
+    assert len(pulls(story.repo)) == 1
+    # One comment, now the handoff; settle never re-announced the run (no progress upsert).
+    (comment,) = story.first.holon_comments(story.number)
+    assert "**Outcome:** `finished`" in comment
+    assert github_server.count("issues/create-comment") == 1
+    assert github_server.count("issues/list-comments") - lists_before <= 1
+    # The check run: in progress once (decide), completed once (settle), never back; the
+    # fix's new head carries the outcome too, created completed.
+    writes = _check_writes(github_server)
+    assert writes[0] == ("checks/create", "in_progress")
+    assert all(status == "completed" for _, status in writes[1:]), writes
+    checks = holon_checks(story.repo)
+    assert {c["head_sha"] for c in checks} == {story.head, fix}
+    assert sorted(c["head_sha"] for c in checks) == sorted([story.head, fix])  # one run each
+    assert all((c["status"], c["conclusion"]) == ("completed", "success") for c in checks)
+    # (The head's run is completed when the fix is collected, and its summary updated once
+    # more when publishing adds the commit, as in single mode: completed both times.)
+    assert [op for op, _ in writes].count("checks/create") == 2
+
+
+def test_a_re_run_of_settle_collects_nothing_twice(github_server: Any, tmp_path: Path) -> None:
+    story = PullStory(tmp_path, github_server)
+    decide, outputs = story.decide()
+    (entry,) = json.loads(outputs["matrix"])["include"]
+    output = story.run_job(decide, entry["run"])
+    first_name = artifact_name(entry["run"], 1)
+    first, done = story.settle(decide, {first_name: output}, outputs["matrix"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    fix = story.repo.refs[f"heads/{BRANCH}"]
+    writes = len(_check_writes(github_server))
+    # Attempt 2 of the workflow run re-runs settle (decide kept): it downloads attempt 1's
+    # run artifact again and restores attempt 1's saved state (here: the cache's fast path).
+    again, done = story.settle(
+        decide,
+        {first_name: output},
+        outputs["matrix"],
+        name="settle-2",
+        attempt=2,
+        HOLON_CACHE_DIR=str(first.runner_temp / "holon" / "upload"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert story.repo.refs[f"heads/{BRANCH}"] == fix  # nothing published twice
+    assert len(pulls(story.repo)) == 1
+    (comment,) = story.first.holon_comments(story.number)
+    assert "**Outcome:** `finished`" in comment
+    assert github_server.count("issues/create-comment") == 1
+    assert github_server.count("git/create-commit") == 1
+    assert len(_check_writes(github_server)) == writes
+    assert "run output taken" not in again.summary()
+
+
+def test_a_re_run_takes_the_newest_attempts_run_output(tmp_path: Path) -> None:
+    source, runs = tmp_path / "downloads", tmp_path / "runs"
+    for attempt in (1, 2, 3):
+        (source / artifact_name("r-1", attempt)).mkdir(parents=True)
+        (source / artifact_name("r-1", attempt) / "n").write_text(str(attempt))
+    intake = take_run_outputs(source, runs, {"r-1"}, attempt=2)
+    assert intake.taken == ["r-1"]
+    assert (runs / "r-1" / "n").read_text() == "2"
+    assert any("superseded" in line for line in intake.ignored)
+    assert any("later attempt" in line for line in intake.ignored)
+
+
+def test_decide_died_after_its_progress_comment_settle_fails_it_in_place(
+    github_server: Any, tmp_path: Path
+) -> None:
+    story = PullStory(tmp_path, github_server)
+    decide, outputs = story.decide()
+    (progress,) = story.first.holon_comments(story.number)
+    # decide's state never reached settle (the job failed before its upload): no matrix, no
+    # decided state, only the event and decide's result.
+    settle, done = story.settle(None, {}, "", HOLON_DECIDE_RESULT="failure")
+    assert done.returncode == 1, done.stdout + done.stderr
+    settled = settle.outputs()
+    assert (settled["closure_outcome"], settled["lifecycle_outcome"]) == ("failed", "failed")
+    (comment,) = story.first.holon_comments(story.number)
+    assert comment.splitlines()[0] == progress.splitlines()[0]  # the same marker, edited
+    assert "the decide job ended before it recorded its decisions" in comment
+    assert github_server.count("issues/create-comment") == 1
+    writes = _check_writes(github_server)
+    assert writes == [("checks/create", "in_progress"), ("checks/update", "completed")]
+    (check,) = holon_checks(story.repo)
+    assert check["conclusion"] == "failure"
+    assert not (settle.runner_temp / "holon" / "runs").exists()  # nothing ran
+    assert "decide: failure" in settle.summary().replace("\\", "")
+
+
+def test_a_cancelled_decide_settles_as_the_users_interruption(
+    github_server: Any, tmp_path: Path
+) -> None:
+    story = PullStory(tmp_path, github_server)
+    story.decide()
+    settle, done = story.settle(None, {}, "", HOLON_DECIDE_RESULT="cancelled")
+    settled = settle.outputs()
+    assert settled["lifecycle_outcome"] == "userinterlude", done.stdout + done.stderr
+    assert settled["closure_outcome"] == "waiting"
+    (comment,) = story.first.holon_comments(story.number)
+    assert "cancelled" in comment
+    assert github_server.count("issues/create-comment") == 1
+    (check,) = holon_checks(story.repo)
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")

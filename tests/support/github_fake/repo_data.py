@@ -35,6 +35,11 @@ def _check_run(req: Request) -> Reply:
             "head_sha": req.field("head_sha"),
             "status": "queued",
             "conclusion": None,
+            # The app whose token created it, as GitHub records it (a later job finds it).
+            "app": {
+                **(req.render.template("checks/get", repo).get("app") or {}),
+                "slug": req.login.removesuffix("[bot]"),
+            },
         }
         repo.check_runs[run["id"]] = run
     else:
