@@ -384,7 +384,7 @@ def test_decide_died_after_its_progress_comment_settle_fails_it_in_place(
     github_server: Any, tmp_path: Path
 ) -> None:
     story = PullStory(tmp_path, github_server)
-    decide, outputs = story.decide()
+    story.decide()
     (progress,) = story.first.holon_comments(story.number)
     # decide's state never reached settle (the job failed before its upload): no matrix, no
     # decided state, only the event and decide's result.
