@@ -479,3 +479,78 @@ def test_the_docs_list_every_input_and_output() -> None:
         assert f"| `{name}` |" in text, name
     for example in EXAMPLES:
         assert f"(../examples/workflows/{example})" in text, example
+
+
+_LEVEL = {"none": 0, "read": 1, "write": 2}
+
+
+def call_problems(caller: dict[str, Any], callee: dict[str, Any]) -> list[str]:
+    """One line per way the caller's jobs that call `callee` (a reusable workflow) do not fit
+    it: a `with:` or `secrets:` key it does not declare, a required one not passed, or a
+    permission one of its jobs asks for beyond what the calling job grants (GitHub refuses
+    such a run before any job starts)."""
+    call = callee[True]["workflow_call"]  # YAML 1.1 reads `on` as true
+    inputs, secrets = call.get("inputs") or {}, call.get("secrets") or {}
+    asked: dict[str, int] = {}
+    for job in callee["jobs"].values():
+        for scope, level in (job.get("permissions") or {}).items():
+            asked[scope] = max(asked.get(scope, 0), _LEVEL[level])
+    problems = []
+    for name, job in caller["jobs"].items():
+        if "holon.yml@" not in str(job.get("uses", "")):
+            continue
+        given, passed = job.get("with") or {}, job.get("secrets") or {}
+        problems += [
+            f"{name}: with {k} is not an input of holon.yml" for k in given if k not in inputs
+        ]
+        problems += [
+            f"{name}: required input {k} is not passed"
+            for k, spec in inputs.items()
+            if spec.get("required") and k not in given
+        ]
+        if passed != "inherit":
+            problems += [
+                f"{name}: secret {k} is not a secret of holon.yml"
+                for k in passed
+                if k not in secrets
+            ]
+            problems += [
+                f"{name}: required secret {k} is not passed"
+                for k, spec in secrets.items()
+                if spec.get("required") and k not in passed
+            ]
+        granted = job.get("permissions") or {}
+        names = {v: k for k, v in _LEVEL.items()}
+        for scope, level in sorted(asked.items()):
+            has = str(granted.get(scope, "none"))
+            if _LEVEL[has] < level:
+                problems.append(
+                    f"{name}: holon.yml's jobs ask for {scope}: {names[level]}, granted {has}"
+                )
+    return problems
+
+
+def test_the_fan_out_example_calls_holon_yml_as_it_is_declared() -> None:
+    callee = _load(REPO / ".github" / "workflows" / "holon.yml")
+    assert call_problems(_load(REPO / "examples" / "workflows" / "fan-out.yml"), callee) == []
+
+
+def test_call_problems_can_fail() -> None:
+    callee = _load(REPO / ".github" / "workflows" / "holon.yml")
+    callee[True]["workflow_call"]["inputs"]["holon_ref"]["required"] = True
+    caller = {
+        "jobs": {
+            "h": {
+                "uses": "holon-run/holon/.github/workflows/holon.yml@v1",
+                "with": {"max_paralel": 2},
+                "secrets": {"anthropic_key": "x"},
+                "permissions": {"contents": "write", "actions": "read"},
+            }
+        }
+    }
+    problems = call_problems(caller, callee)
+    assert "h: with max_paralel is not an input of holon.yml" in problems
+    assert "h: required input holon_ref is not passed" in problems
+    assert "h: secret anthropic_key is not a secret of holon.yml" in problems
+    assert "h: holon.yml's jobs ask for actions: write, granted read" in problems
+    assert "h: holon.yml's jobs ask for checks: write, granted none" in problems
