@@ -225,6 +225,9 @@ class PullStory:
         self.first = ActionsEnv(tmp, server, name="decide")
         self.number, self.head = _holon_pr(self.first)
         self.repo = self.first.repo
+        # GitHub records the app whose token created a check run; settle, a later job, finds
+        # decide's check run by it.
+        self.repo.check_app = LOGIN.removesuffix("[bot]")
         self.payload = self.first.review_event(
             self.number, "changes_requested", "Please add sub() as well."
         )

@@ -35,12 +35,10 @@ def _check_run(req: Request) -> Reply:
             "head_sha": req.field("head_sha"),
             "status": "queued",
             "conclusion": None,
-            # The app whose token created it, as GitHub records it (a later job finds it).
-            "app": {
-                **(req.render.template("checks/get", repo).get("app") or {}),
-                "slug": req.login.removesuffix("[bot]"),
-            },
         }
+        if repo.check_app is not None:
+            example = req.render.template("checks/get", repo).get("app") or {}
+            run["app"] = {**example, "slug": repo.check_app}
         repo.check_runs[run["id"]] = run
     else:
         found = repo.check_runs.get(int(req.params["check_run_id"]))

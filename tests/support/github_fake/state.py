@@ -122,6 +122,9 @@ class Repo:
         self.issues: dict[int, Issue] = {}
         self.comments: dict[int, Comment] = {}
         self.check_runs: dict[int, dict[str, Any]] = {}
+        # The app slug check runs are created by (None: the documented example's app); a test
+        # whose jobs find their check runs again across processes sets the token's.
+        self.check_app: str | None = None
         self.statuses: list[dict[str, Any]] = []
         self.permissions: dict[str, str] = {}
         self.dispatches: list[dict[str, Any]] = []
