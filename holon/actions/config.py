@@ -69,6 +69,7 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("HOLON_BUNDLE_DIR", "decide: where run bundles are written"),
     ("HOLON_DECIDED_DIR", "decide: where its state is handed to settle; settle: where it is"),
     ("HOLON_MATRIX", "settle: decide's matrix output (the runs to collect; default: all)"),
+    ("HOLON_DECIDE_RESULT", "settle: the decide job's result (success, failure, cancelled)"),
     ("HOLON_DEFAULT_BRANCH", "the default branch (default: the event's repository.default_branch)"),
     ("HOLON_WORKFLOW_FILE", "workflow file to re-dispatch (default from GITHUB_WORKFLOW_REF)"),
     ("GITHUB_*, RUNNER_TEMP", "as GitHub Actions sets them (GITHUB_EVENT_PATH is required)"),
