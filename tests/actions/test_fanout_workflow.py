@@ -11,7 +11,7 @@ import yaml
 
 from holon import __version__
 from holon.actions.config import IMAGE
-from holon.actions.run_intake import artifact_name
+from holon.actions.run_intake import ARTIFACT_PREFIX, artifact_name
 from holon.state.model import DEFAULT_RETENTION
 
 WORKFLOW = Path(__file__).resolve().parents[2] / ".github/workflows/holon.yml"
@@ -78,3 +78,17 @@ def test_no_input_reaches_a_script_as_an_expression() -> None:
 def test_the_default_image_is_this_releases() -> None:
     inputs = _workflow()[True]["workflow_call"]["inputs"]
     assert inputs["agent_image"]["default"] == f"{IMAGE}:{__version__}"
+
+
+def test_re_runs_name_artifacts_by_attempt_and_settle_hears_decides_result() -> None:
+    jobs = _workflow()["jobs"]
+    assert jobs["decide"]["outputs"]["attempt"] == "${{ github.run_attempt }}"
+    # A re-run of failed jobs keeps a decide that succeeded: its artifacts, by its attempt.
+    (bundles,) = _uses(jobs["run"], "actions/download-artifact")
+    assert bundles["with"]["name"].endswith("-${{ needs.decide.outputs.attempt }}")
+    settle = jobs["settle"]
+    decided, outputs = _uses(settle, "actions/download-artifact")
+    assert "needs.decide.outputs.attempt" in decided["with"]["name"]
+    assert outputs["with"]["pattern"] == ARTIFACT_PREFIX + "a*"
+    env = next(s["env"] for s in settle["steps"] if s.get("id") == "settle")
+    assert env["HOLON_DECIDE_RESULT"] == "${{ needs.decide.result }}"

@@ -86,3 +86,15 @@ def test_a_run_the_journal_already_settles_is_left_to_recovery(tmp_path: Path) -
     record = ctl.state.get("intent", key)
     assert record is not None
     assert record.status == "inflight"
+
+
+def test_an_interruption_of_some_runs_leaves_the_others_as_they_are(tmp_path: Path) -> None:
+    ctl = make_controller(tmp_path)
+    key = _inflight(ctl)
+    report = ctl.interrupt("the workflow run was cancelled", actor="octocat", only=["other"])
+    assert report.ended_runs == []
+    record = ctl.state.get("intent", key)
+    assert record is not None
+    assert record.status == "inflight"
+    report = ctl.interrupt("the workflow run was cancelled", actor="octocat", only=[key])
+    assert [i.id for i in report.ended_runs] == [key]
