@@ -221,13 +221,17 @@ def _payload_head_repo(payload: dict[str, Any], number: int) -> str | None:
             return "fork"  # a deleted fork: GitHub sends its head repository as null
         if not isinstance(there, dict) or not isinstance(home, dict):
             return None
-        ids = there.get("id"), home.get("id")
+        ids, names = (
+            (there.get("id"), home.get("id")),
+            (there.get("full_name"), home.get("full_name")),
+        )
+        verdicts = set()
         if all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            return "same" if ids[0] == ids[1] else "fork"
-        names = there.get("full_name"), home.get("full_name")
+            verdicts.add(ids[0] == ids[1])
         if all(isinstance(n, str) and n for n in names):
-            return "same" if str(names[0]).casefold() == str(names[1]).casefold() else "fork"
-        return None
+            verdicts.add(str(names[0]).casefold() == str(names[1]).casefold())
+        # Ids and names that disagree tell nothing: the live pull request decides then.
+        return ("same" if verdicts.pop() else "fork") if len(verdicts) == 1 else None
     return None
 
 
