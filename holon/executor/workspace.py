@@ -13,7 +13,9 @@ exactly that commit, from the workspace's `origin`, and only for a pull request 
 repository (`head_repo: same`). The token travels as `http.extraheader` in git's environment
 (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_0`/`GIT_CONFIG_VALUE_0`): never in a file, never in an argv
 a process listing or a log shows, never in the worktree's config. With no way to get the
-commit, the run fails with one line instead of running on the wrong tree.
+commit, the run fails with one line instead of running on the wrong tree. A workspace that is
+no git repository (an offline serve over a plain directory) is used as it is: its runs record
+no base commit, so publishing never takes their patch for one made on the head.
 """
 
 from __future__ import annotations
@@ -161,7 +163,10 @@ def head_workspace(
     block; HeadWorkspaceError (one line) when the commit cannot be had."""
     workspace = workspace.absolute()
     if _top(workspace) is None:
-        raise HeadWorkspaceError(f"{not_present(head.sha)} (the workspace is no git repository)")
+        # A plain directory (an offline serve, a replay) has no commit to be wrong about: its
+        # run records no base, so publishing never takes its patch for the head's.
+        yield workspace
+        return
     if not _present(workspace, head.sha):
         if head.same_repo is not True:
             # A fork's (or an unknown) head is never fetched into a run that may hold a token.

@@ -285,19 +285,19 @@ def test_a_head_origin_does_not_have_fails_the_run_in_one_line(
     _no_worktree_left(ws)
 
 
-def test_a_workspace_that_is_no_repository_cannot_give_a_head(tmp_path: Path) -> None:
+def test_a_workspace_that_is_no_repository_is_used_as_it_is_with_no_base(
+    tmp_path: Path,
+) -> None:
     ws = tmp_path / "plain"
     ws.mkdir()
     (ws / "tracked.txt").write_text("line 1\n")
-    head = "c" * 40
 
-    result = _handler(tmp_path, ws)(_pr_intent({"head_sha": head, "head_repo": "same"}), 1)
+    result = _handler(tmp_path, ws)(_pr_intent({"head_sha": "c" * 40, "head_repo": "same"}), 1)
 
-    assert result.status == "failed"
-    assert result.error == (
-        f"the pull request's head {head} is not in the workspace: check it out or fetch it "
-        "(the workspace is no git repository)"
-    )
+    # No commit to be wrong about: the run records no base, so publishing refuses its patch.
+    assert result.status == "succeeded", result.error
+    snapshot = _record(result.run_output_path)["snapshot"]
+    assert (snapshot["kind"], snapshot["head"]) == ("directory", None)
 
 
 def test_a_head_that_is_no_commit_id_is_refused_before_git_sees_it(
