@@ -35,6 +35,8 @@ from holon.errors import OperationalError
 from holon.fsutil import remove_tree
 from holon.intent import ActionIntent
 from holon.runner.git import GitError, git, git_env, git_ok
+from holon.secrets import mask_secret_looking
+from holon.terminal import line
 
 SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 HeadRepo = Literal["same", "fork"]
@@ -42,6 +44,7 @@ HEAD_REPOS: tuple[HeadRepo, ...] = ("same", "fork")
 # What a fetch may speak: https (the token goes only there, to the GitHub server), ssh (a
 # deploy key's checkout) and local paths (a mirror on disk). Never `ext::`, never plain http.
 _FETCH_PROTOCOLS = ("https", "ssh", "file")
+FETCH_TIMEOUT = 600  # seconds: one commit, however slow the network
 
 
 class HeadWorkspaceError(OperationalError):
@@ -146,13 +149,23 @@ def _fetch(workspace: Path, sha: str, token: str | None, server_url: str) -> str
     extra: Mapping[str, str] = {}
     if token and token_applies(origin, server_url):
         extra = auth_env(token)
-    proc = subprocess.run(
-        argv, cwd=workspace, env=git_env(extra), capture_output=True, check=False, timeout=600
-    )
+    try:
+        proc = subprocess.run(
+            argv, cwd=workspace, env=git_env(extra), capture_output=True, check=False,
+            timeout=FETCH_TIMEOUT,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"git fetch took longer than {FETCH_TIMEOUT} s"
     if proc.returncode == 0:
         return None
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-    return lines[0] if lines else f"git fetch exited {proc.returncode}"
+    first = lines[0] if lines else f"git fetch exited {proc.returncode}"
+    # git's message may quote the remote's URL: whatever looks like a credential goes.
+    if token:
+        header = auth_env(token)["GIT_CONFIG_VALUE_0"]
+        for value in (header, header.rsplit(" ", 1)[1], token):
+            first = first.replace(value, "***")
+    return line(mask_secret_looking(first), 300)
 
 
 @contextmanager

@@ -353,3 +353,20 @@ def test_the_token_goes_only_to_the_github_server_or_a_local_path(
     origin: str, applies: bool
 ) -> None:
     assert token_applies(origin, "https://github.com") is applies
+
+
+def test_gits_message_never_carries_the_token(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    ws = make_repo("ws", dirty=False)
+    # An origin whose URL holds the token (as a careless checkout might): git names it.
+    git(ws, "remote", "add", "origin", f"https://x-access-token:{TOKEN}@127.0.0.1:9/o/r.git")
+    gone = "d" * 40
+
+    result = _handler(tmp_path, ws)(_pr_intent({"head_sha": gone, "head_repo": "same"}), 1)
+
+    assert result.status == "failed"
+    assert result.error is not None
+    assert "(fetching it failed: " in result.error
+    assert TOKEN not in result.error
+    assert BASIC not in result.error
