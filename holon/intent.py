@@ -40,6 +40,9 @@ class RunSkillArgs(_Args):
     skill: str = Field(min_length=1)
     inputs: dict[str, str] = Field(default_factory=dict)
     head_sha: str | None = None
+    # Where the pull request's head lives: this repository ("same") or a fork, whose head Holon
+    # never checks out (executor/workspace.py). None: not a pull request, or unknown.
+    head_repo: Literal["same", "fork"] | None = None
 
 
 class CommentArgs(_Args):

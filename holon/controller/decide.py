@@ -134,9 +134,7 @@ class PolicyDecider:
                 "skill": skill,
                 "inputs": {**_inputs(env), **_rule_inputs(rule, env)},
             }
-            head = _head_sha(env)
-            if head:
-                args["head_sha"] = head
+            args.update(_head_args(env, target, self.facts))
         elif rule.do == "merge":
             # A merge is pinned to the head and the base the event saw (docs/github.md,
             # "Merging").
@@ -183,6 +181,58 @@ def _pr_target(env: EventEnvelope) -> Target:
 
 def _head_sha(env: EventEnvelope) -> str | None:
     return env.subject.head_sha if env.subject is not None else None
+
+
+def _head_args(env: EventEnvelope, target: Target, facts: RepoFacts) -> dict[str, str]:
+    """The head a run works on, recorded in its intent before it runs so guardrails, check runs,
+    the run's workspace and publishing agree on one sha: the event's (the payload), else, for a
+    pull request, the live pull request's (an issue comment on a pull request carries none);
+    with where the head lives (`head_repo`: a fork's head is never checked out)."""
+    sha = _head_sha(env)
+    if target.kind != "pull_request" or target.repo is None or not target.id.isdigit():
+        return {"head_sha": sha} if sha else {}
+    number = int(target.id)
+    where = _payload_head_repo(env.payload, number)
+    if sha is None or where is None:
+        live = facts.head(target.repo, number)
+        if live is not None:
+            sha = sha or live.sha
+            where = where or ("same" if live.same_repo else "fork")
+    args = {"head_sha": sha} if sha else {}
+    return {**args, "head_repo": where} if where else args
+
+
+def _payload_head_repo(payload: dict[str, Any], number: int) -> str | None:
+    """ "same" or "fork" as the payload tells of pull request `number` (its own `pull_request`,
+    or a check's `pull_requests`); None when it does not."""
+    found: list[Any] = [payload.get("pull_request")]
+    for kind in ("check_suite", "check_run"):
+        check = payload.get(kind)
+        listed = check.get("pull_requests") if isinstance(check, dict) else None
+        found += listed if isinstance(listed, list) else []
+    for pull in found:
+        if not isinstance(pull, dict) or pull.get("number") != number:
+            continue
+        head, base = pull.get("head"), pull.get("base")
+        if not isinstance(head, dict) or not isinstance(base, dict):
+            return None
+        there, home = head.get("repo"), base.get("repo")
+        if there is None and "repo" in head:
+            return "fork"  # a deleted fork: GitHub sends its head repository as null
+        if not isinstance(there, dict) or not isinstance(home, dict):
+            return None
+        ids, names = (
+            (there.get("id"), home.get("id")),
+            (there.get("full_name"), home.get("full_name")),
+        )
+        verdicts = set()
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            verdicts.add(ids[0] == ids[1])
+        if all(isinstance(n, str) and n for n in names):
+            verdicts.add(str(names[0]).casefold() == str(names[1]).casefold())
+        # Ids and names that disagree tell nothing: the live pull request decides then.
+        return ("same" if verdicts.pop() else "fork") if len(verdicts) == 1 else None
+    return None
 
 
 def _base_ref(env: EventEnvelope) -> str | None:

@@ -28,10 +28,22 @@ class PullFacts:
     base_ref: str | None = None  # the branch it merges into; None: unknown (no merge)
 
 
+@dataclass(frozen=True)
+class PullHead:
+    """Where a pull request's head is: its commit, and whether its branch is in this repository."""
+
+    sha: str
+    same_repo: bool
+
+
 class RepoFacts(Protocol):
     def permission(self, repo: str, login: str) -> Permission | None: ...
 
     def pull(self, repo: str, number: int) -> PullFacts | None: ...
+
+    def head(self, repo: str, number: int) -> PullHead | None:
+        """The pull request's head (no reviews read: cheaper than `pull`)."""
+        ...
 
     def checks_green(self, repo: str, sha: str) -> bool | None: ...
 
@@ -56,6 +68,10 @@ class StaticFacts:
 
     def pull(self, repo: str, number: int) -> PullFacts | None:
         return self.pulls.get((repo, number))
+
+    def head(self, repo: str, number: int) -> PullHead | None:
+        pull = self.pulls.get((repo, number))
+        return PullHead(pull.head_sha, pull.same_repo) if pull is not None else None
 
     def checks_green(self, repo: str, sha: str) -> bool | None:
         return self.green.get((repo, sha))

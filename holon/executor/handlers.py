@@ -6,8 +6,10 @@ non-dry-run intent of those types fails honestly instead of pretending.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +22,13 @@ from holon.intent import ActionIntent
 if TYPE_CHECKING:
     from holon.contract.spec import Spec
     from holon.skills.catalog import SkillCatalog
+
+
+GITHUB = "https://github.com"
+
+
+def _env_token() -> str | None:
+    return os.environ.get("GITHUB_TOKEN") or None
 
 
 class Handler(Protocol):
@@ -121,8 +130,10 @@ def user_prompt_of(intent: ActionIntent) -> str | None:
 
 
 class RunSkillHandler:
-    """Runs the skill through the Agent Contract runner in the serve's workspace, with the
-    context `context` collects (when given) as the run's context directory."""
+    """Runs the skill through the Agent Contract runner, with the context `context` collects
+    (when given) as the run's context directory. A run on a pull request works on the pull
+    request's head (`executor/workspace.py`: a worktree at `head_sha`, fetched from `origin`
+    with `token()` when the workspace lacks it), any other in the serve's workspace."""
 
     def __init__(
         self,
@@ -139,6 +150,8 @@ class RunSkillHandler:
         env: Mapping[str, str] | None = None,
         secrets: Mapping[str, SecretStr] | None = None,
         catalog: SkillCatalog | None = None,
+        token: Callable[[], str | None] | None = None,
+        server_url: str | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_root = output_root
@@ -157,6 +170,10 @@ class RunSkillHandler:
         # Where the skill's folder and declaration come from: the runner copies it to the agent
         # and checks its artifacts. Without a catalog the run is the spec's name alone.
         self.catalog = catalog
+        # What fetches a pull request's head the workspace lacks: the serve's own token (never
+        # the agent's), read when needed; and the GitHub server it may be sent to.
+        self.token = token or _env_token
+        self.server_url = server_url or os.environ.get("GITHUB_SERVER_URL") or GITHUB
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -164,7 +181,6 @@ class RunSkillHandler:
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
         from holon.errors import HolonError, Interrupted
         from holon.fsutil import remove_tree
-        from holon.runner import RunRequest, run
 
         skill = str(intent.args["skill"])
         if skill in self.host:
@@ -180,29 +196,8 @@ class RunSkillHandler:
         # The context lives only until the runner has copied it into the run's input.
         scratch = Path(tempfile.mkdtemp(prefix="holon-context-")) if self.context else None
         try:
-            context = None
-            if self.context is not None and scratch is not None:
-                context = scratch / "context"
-                try:
-                    self.context.collect(intent, context)
-                except HolonError as exc:
-                    error = f"context: {exc}"
-                    return result_of(intent, attempt, self.clock(), "failed", error=error)
-            result = run(
-                RunRequest(
-                    spec=spec,
-                    workspace=self.workspace,
-                    output=output,
-                    runtime=self.runtime,
-                    agent=self.agent,
-                    image=self.image,
-                    context=context,
-                    secrets=self.secrets,
-                    user_prompt=user,
-                    run_id=f"{intent.id}-{attempt}",
-                    skills=self._skills(skill),
-                )
-            )
+            with self._workspace(intent) as workspace:
+                result = self._run(intent, attempt, spec, output, user, workspace, scratch)
         except Interrupted:
             # The user (or a cancelled job) interrupted the run: its record says so, and the
             # interruption goes on up, never retried as if the run had failed.
@@ -212,7 +207,60 @@ class RunSkillHandler:
         finally:
             if scratch is not None:
                 remove_tree(scratch)
+        if isinstance(result, ActionResult):
+            return result
         return self._from_record(intent, attempt, result)
+
+    def _workspace(self, intent: ActionIntent) -> AbstractContextManager[Path]:
+        """The tree the run starts from: the pull request's head, else the serve's workspace."""
+        from holon.executor.workspace import head_of, head_workspace
+
+        head = head_of(intent)
+        if head is None:
+            return nullcontext(self.workspace)
+        return head_workspace(
+            self.workspace, head, token=self.token() if head.same_repo else None,
+            server_url=self.server_url,
+        )  # fmt: skip
+
+    def _run(
+        self,
+        intent: ActionIntent,
+        attempt: int,
+        spec: Spec,
+        output: Path,
+        user: str | None,
+        workspace: Path,
+        scratch: Path | None,
+    ) -> Any:
+        """The runner's record of the run, or the failed result when no context was had."""
+        from holon.errors import HolonError
+        from holon.runner import RunRequest, run
+
+        skill = str(intent.args["skill"])
+        context = None
+        if self.context is not None and scratch is not None:
+            context = scratch / "context"
+            try:
+                self.context.collect(intent, context)
+            except HolonError as exc:
+                error = f"context: {exc}"
+                return result_of(intent, attempt, self.clock(), "failed", error=error)
+        return run(
+            RunRequest(
+                spec=spec,
+                workspace=workspace,
+                output=output,
+                runtime=self.runtime,
+                agent=self.agent,
+                image=self.image,
+                context=context,
+                secrets=self.secrets,
+                user_prompt=user,
+                run_id=f"{intent.id}-{attempt}",
+                skills=self._skills(skill),
+            )
+        )
 
     def _skills(self, name: str) -> list[Any]:
         found = self.catalog.get(name) if self.catalog is not None else None

@@ -16,6 +16,8 @@ even where nobody calls it.
   rulesets of the base branch of the pull request this pass read with that head (else the
   default branch). Holon's own check runs are left out: its Actions run's jobs, and its
   `Holon` check run (by name, app and marker, as `checks.py` finds it).
+- head: the pull request's head sha and whether it is in this repository (the pull request
+  read once per pass, shared with `pull` and `is_holon_pr`).
 - is_holon_pr: same repository and a head branch starting `holon/`.
 """
 
@@ -25,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from holon.controller.facts import PERMISSION_ORDER, Permission, PullFacts, at_least
+from holon.controller.facts import PERMISSION_ORDER, Permission, PullFacts, PullHead, at_least
 from holon.controller.guardrails import HOLON_CHECK, bot_allowed, looks_like_bot
 from holon.gateway.github import authority_of
 from holon.github.access import CheckRun, Pull, RepoAccess, Review
@@ -131,6 +133,13 @@ class GitHubFacts:
             same_repo=same_repo(found),
             base_ref=found.base_ref,
         )
+
+    def head(self, repo: str, number: int) -> PullHead | None:
+        try:
+            found = self.read_pull(repo, number)
+        except GitHubError:
+            return None
+        return PullHead(found.head_sha, same_repo(found)) if found.head_sha else None
 
     def is_holon_pr(self, repo: str, number: int) -> bool | None:
         try:

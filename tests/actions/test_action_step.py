@@ -317,6 +317,13 @@ def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
     assert pull.pull is not None
     repo.permissions["Codertocat"] = "write"
     workspace = project(tmp_path)
+    # The review works on the pull request's head: the workspace's commit is that head.
+    local = subprocess.run(
+        ["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    repo.objects[local] = repo.objects[pull.pull.head_sha]
+    repo.refs["heads/feature"] = local
+    pull.pull.head_sha = local
     built_in = Path(__file__).resolve().parents[2] / "holon/controller/default_policy.yaml"
     policy = workspace / "holon-policy.yaml"
     policy.write_text(

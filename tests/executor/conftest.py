@@ -21,7 +21,7 @@ SKILL = "github-issue-solve"
 ARGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "run_skill": (
         {"skill": SKILL, "inputs": {"issue": "1"}},
-        {"skill": SKILL, "inputs": {"issue": "1"}, "head_sha": None},
+        {"skill": SKILL, "inputs": {"issue": "1"}, "head_sha": None, "head_repo": None},
     ),
     "comment": ({"body": "hello"}, {"body": "hello", "kind": "note"}),
     "label": ({"label": "bug"}, {"label": "bug"}),

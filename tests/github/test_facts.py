@@ -320,3 +320,22 @@ def test_a_holon_check_of_holons_app_without_its_marker_counts(
     check(repo, sha, "ci")
     check(repo, sha, "Holon", status="in_progress", app="octoapp")
     assert facts_for(github_server.url, login=APP).checks_green(REPO, sha) is False
+
+
+# -- head --------------------------------------------------------------------------------------
+def test_head_is_the_pull_requests_read_once_a_pass_with_where_it_lives(
+    github_server: LoopbackGitHub, repo: Repo
+) -> None:
+    pull = holon_pull(repo)
+    facts = facts_for(github_server.url)
+    found = facts.head(REPO, pull.number)
+    assert found is not None
+    assert (found.sha, found.same_repo) == (pull_of(pull).head_sha, True)
+    assert facts.is_holon_pr(REPO, pull.number) is True  # the same read: no second call
+    assert github_server.count("pulls/get") == 1
+    pull_of(pull).fork = "someone/Hello-World"
+    facts.new_pass()
+    forked = facts.head(REPO, pull.number)
+    assert forked is not None
+    assert forked.same_repo is False
+    assert facts.head(REPO, 999) is None  # no such pull request: unknown

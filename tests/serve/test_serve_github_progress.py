@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import git
 from tests.github.merge_support import holon_pull, pull_of
 from tests.serve.github_serve import HELLO, REPO, TOKEN, comment_event, review_event, serve
 from tests.support.github_fake.loopback import LoopbackGitHub
@@ -77,9 +78,18 @@ def test_a_pull_request_gets_the_holon_check_run_with_the_closures_conclusion(
 ) -> None:
     repo = app_server.state.repos[REPO]
     issue = holon_pull(repo)
-    sha = pull_of(issue).head_sha
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    # The run works on the pull request's head: the workspace holds it (its commit is the
+    # head GitHub knows, as a checkout of it would be).
+    git(workspace, "init", "-q", "-b", "main")
+    (workspace / "README.md").write_text("hello\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "head")
+    sha = git(workspace, "rev-parse", "HEAD").strip()
+    repo.objects[sha] = repo.objects[pull_of(issue).head_sha]
+    repo.move_branch(pull_of(issue).head, sha)
+    assert pull_of(issue).head_sha == sha
     fixer = tmp_path / "fixer.py"
     fixer.write_text(FIXER)
     event = review_event(2, sha, "commented", "/holon fix")
