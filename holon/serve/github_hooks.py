@@ -248,6 +248,34 @@ class GitHubHooks:
         url = outcome.output.get("url")
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
 
+    def settle_subject(
+        self, subject: str, closure: ClosureRecord, *, recorded: tuple[str, ...] = ()
+    ) -> None:
+        """Settle `subject`'s comment with a closure decided after its passes (a re-activation:
+        still continuing, or a spent budget's operator wait): the comment this step settled
+        for it, with what that said it made, else the one of its current work."""
+        self._guarded("settle", self._settle_subject, subject, closure, recorded)
+
+    def _settle_subject(self, key: str, closure: ClosureRecord, recorded: tuple[str, ...]) -> None:
+        kind, _, number = key.partition(":")
+        subject = subject_from("progress", self.scope.event_repo, kind, number)
+        before = self.settled.get(key)
+        if before is not None:
+            context = before.handoff.context
+        else:
+            context = HandoffContext(
+                subject=HandoffSubject(kind=kind, id=number),
+                workflow=self.scope.workflow,
+                skill=self.skill_of(key),
+            )
+        if recorded:
+            context = context.model_copy(update={"state": [*context.state, *recorded]})
+        handoff = build_handoff(closure.closure(), closure.report(), context)
+        self.settled[key] = Settled(handoff, before.comment_url if before else None)
+        outcome = settle(self.scope, subject, handoff)
+        url = outcome.output.get("url")
+        self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
+
     def _guarded(self, what: str, write: Callable[..., None], *args: Any) -> None:
         try:
             write(*args)
