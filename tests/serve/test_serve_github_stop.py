@@ -30,7 +30,8 @@ def test_a_stop_with_nothing_running_is_answered_by_one_handoff(
     assert comment.user == "github-actions[bot]"
     assert "**Outcome:** `userinterlude`" in comment.body, comment.body
     assert "stopped by Codertocat" in comment.body, comment.body
-    assert "/holon solve" in comment.body and "restart" in comment.body, comment.body
+    assert "/holon solve" in comment.body, comment.body
+    assert "restart" in comment.body, comment.body
     # Stopped again (a new comment, a new event): the same comment, nothing new posted.
     again = comment_event(1, "/holon stop", "OWNER", ident=2)
     assert _serve(github_server, tmp_path, [again]).returncode == 2
@@ -47,7 +48,8 @@ def test_a_stop_after_finished_work_settles_that_works_comment(
     solve = comment_event(1, "/holon solve", "OWNER")
     assert _serve(github_server, tmp_path, [solve]).returncode == 0
     (finished,) = repo.comments.values()
-    assert SOLVE_MARKER in finished.body and "`finished`" in finished.body
+    assert SOLVE_MARKER in finished.body
+    assert "`finished`" in finished.body
     stop = comment_event(1, "/holon stop", "OWNER", ident=2)
     assert _serve(github_server, tmp_path, [stop]).returncode == 2
     (comment,) = repo.comments.values()  # one comment on the subject, agreeing with its closure
