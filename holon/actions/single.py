@@ -24,11 +24,12 @@ from holon.gateway.envelope import EventEnvelope
 if TYPE_CHECKING:
     import github
 
+    from holon.closure.record import ClosureRecord
     from holon.controller.facts import RepoFacts
     from holon.controller.policy import Policy
     from holon.github.effects import Scope
     from holon.serve.serve import Serve
-    from holon.state.model import Record
+    from holon.state.model import Record, ServeState
 
 TICKS = ("schedule", "workflow_dispatch")
 WRITE_FAILED = "GitHub: progress not written"
@@ -268,8 +269,11 @@ def _reactivate(serve: Serve, config: ActionConfig, now: datetime) -> list[str]:
     hooks: Any = serve.hooks
     scope: Scope | None = getattr(hooks, "scope", None)
     workflow_file, ref = config.workflow_file, config.ref
+    closures = serve.closures()
+    if config.event_name in TICKS:
+        closures = {**continuable_in(serve.state), **closures}
     items, records = reactivations(
-        serve.closures(),
+        closures,
         serve.state,
         budget=config.reactivation_budget,
         now=now,
@@ -293,18 +297,41 @@ def _reactivate(serve: Serve, config: ActionConfig, now: datetime) -> list[str]:
         return [f"{item.subject} is continuable; no re-activation sent" for item in items]
     lines = dispatch_reactivations(items, scope, workflow_file=workflow_file, ref=ref)
     for item, text in zip(items, lines, strict=True):
-        continuing = serve.closures().get(item.subject)
-        if continuing is not None and text.startswith("re-activated "):
+        continuing = closures.get(item.subject)
+        if continuing is None:
+            continue
+        serve.answered[item.subject] = continuing  # a tick reports the work it re-activated
+        if text.startswith("re-activated "):
             # The comment says the work continues, and which re-activation carries it.
             recorded = (f"re-activation {item.generation} dispatched",)
             hooks.settle_subject(item.subject, continuing, recorded=recorded)
     return lines
 
 
+def continuable_in(state: ServeState) -> dict[str, ClosureRecord]:
+    """The continuable closures the state holds: a tick re-activates them even when no event
+    of its own touched them (their step's dispatch failed or was lost, or that step could not
+    send one). A record this build cannot read is left alone."""
+    from pydantic import ValidationError
+
+    from holon.closure.record import ClosureRecord
+
+    found: dict[str, ClosureRecord] = {}
+    for record in state.live("closure"):
+        if record.data.get("closure_outcome") != "continuable":
+            continue
+        try:
+            found[record.key] = ClosureRecord.model_validate(record.data)
+        except ValidationError:
+            continue
+    return found
+
+
 __all__ = [
     "FORK_HEAD",
     "TICKS",
     "build_step_serve",
+    "continuable_in",
     "refuse_fork_head",
     "run_step",
     "step_policy",
