@@ -6,8 +6,8 @@ when there is one."""
 from __future__ import annotations
 
 import hashlib
-import re
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any

@@ -167,11 +167,10 @@ def _composite_variables() -> list[str]:
     names = {n for s in steps if s.get("id") in ("holon", "cleanup") for n in s["env"]}
     for listed, _ in VARIABLES:
         names.update(n.strip() for n in listed.split(",") if "*" not in n)
-    names.update(
-        "GITHUB_EVENT_NAME GITHUB_EVENT_PATH GITHUB_REPOSITORY GITHUB_REPOSITORY_ID GITHUB_RUN_ID "
-        "GITHUB_RUN_ATTEMPT GITHUB_SERVER_URL GITHUB_REF GITHUB_WORKSPACE GITHUB_WORKFLOW_REF "
-        "GITHUB_ACTOR RUNNER_TEMP HOLON_REPLAY_SESSION".split()
-    )
+    github = ("EVENT_NAME", "EVENT_PATH", "REPOSITORY", "REPOSITORY_ID", "RUN_ID", "RUN_ATTEMPT")
+    github += ("SERVER_URL", "REF", "WORKSPACE", "WORKFLOW_REF", "ACTOR")
+    names.update(f"GITHUB_{n}" for n in github)
+    names.update(("RUNNER_TEMP", "HOLON_REPLAY_SESSION"))
     return sorted(names - {"HOLON_BIN"})  # the step's own, not read by holon action
 
 
