@@ -74,6 +74,9 @@ def read_path(path: str, limit: int) -> bytes:
         raise InvalidInput(f"file not found: {path}") from None
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(os.fstat(fd).st_mode):  # fdopen would raise IsADirectoryError, a traceback
+        os.close(fd)
+        raise InvalidInput(f"cannot read {path}: a directory, not a file")
     os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
         return read_stream(handle, limit, path)

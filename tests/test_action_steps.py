@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,45 @@ def test_the_install_step_reports_the_venvs_holon(tmp_path: Path) -> None:
     venv = step.temp / "holon" / "venv"
     assert step.outputs() == {"holon": f"{venv}/bin/holon", "python": f"{venv}/bin/python"}
     assert os.access(venv / "bin" / "python", os.X_OK)
+
+
+_OUTPUT_VALUE = re.compile(
+    r"\$\{\{ steps\.(?P<first>[\w-]+)\.outputs\.(?P<a>\w+) \|\| "
+    r"steps\.(?P<second>[\w-]+)\.outputs\.(?P<b>\w+) \}\}"
+)
+
+
+def _output(value: str, steps: dict[str, dict[str, str]]) -> str:
+    """An output's `a || b` as Actions evaluates it: a step that wrote nothing (cancelled, or
+    failed first) has no outputs, and an empty string is falsy, so `||` takes the second."""
+    match = _OUTPUT_VALUE.fullmatch(value)
+    assert match is not None, value
+    first = steps.get(match["first"], {}).get(match["a"], "")
+    return first or steps.get(match["second"], {}).get(match["b"], "")
+
+
+def test_outputs_fall_back_to_the_cleanup_when_the_main_step_wrote_none() -> None:
+    outputs = yaml.safe_load((REPO / "action.yml").read_text())["outputs"]
+    settled = {name: f"cleanup {name}" for name in outputs}
+    finished = {name: f"main {name}" for name in outputs}
+    for name, spec in outputs.items():
+        value = str(spec["value"])
+        # Cancelled: the main step wrote nothing, the cleanup settled and wrote its outputs.
+        assert _output(value, {"cleanup": settled}) == f"cleanup {name}"
+        # Finished: the cleanup did nothing (it writes no output then); the main step's stand.
+        assert _output(value, {"holon": finished}) == f"main {name}"
+        assert _output(value, {"holon": finished, "cleanup": settled}) == f"main {name}"
+
+
+def test_the_holon_and_cleanup_steps_run_holon_action_with_their_phase(tmp_path: Path) -> None:
+    for step_id, phase in (("holon", "main"), ("cleanup", "cleanup")):
+        (tmp_path / step_id).mkdir()
+        step = Step(step_id, tmp_path / step_id)
+        fake = _executable(
+            step.tmp / "holon",
+            '#!/bin/sh\necho "$* $HOLON_PHASE $HOLON_DEFAULT_BRANCH" >> "$FAKE_LOG"\n',
+        )
+        env = {k: v for k, v in _step(step_id)["env"].items() if "${{" not in str(v)}
+        done = step.run(**env, HOLON_BIN=str(fake), HOLON_DEFAULT_BRANCH="main")
+        assert done.returncode == 0, done.stderr
+        assert step.log.read_text() == f"action {phase} main\n"

@@ -133,3 +133,8 @@ def test_scrub_makes_any_text_encodable() -> None:
 def test_the_recursion_limit_is_far_above_max_depth() -> None:
     # check_depth is what stops deep documents; the parser's own guard is only a backstop.
     assert sys.getrecursionlimit() > 3 * jsonio.MAX_DEPTH
+
+
+def test_read_path_of_a_directory_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="a directory, not a file"):
+        jsonio.read_path(str(tmp_path), 4096)

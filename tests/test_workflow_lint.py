@@ -340,10 +340,27 @@ def test_inputs_not_passed_can_fail() -> None:
 
 
 def test_the_outputs_are_the_designs_and_come_from_the_holon_step() -> None:
+    """Each output is the main step's, else the cleanup step's: a main step cancelled or
+    failed before it wrote any leaves the ones of the cleanup that settled what it left."""
     doc = _load(ACTION)
     assert set(doc["outputs"]) == OUTPUTS
     for name, spec in doc["outputs"].items():
-        assert spec["value"] == f"${{{{ steps.holon.outputs.{name} }}}}"
+        assert spec["value"] == (
+            f"${{{{ steps.holon.outputs.{name} || steps.cleanup.outputs.{name} }}}}"
+        )
+
+
+def test_both_phases_know_the_default_branch_from_the_event_through_env() -> None:
+    """Whether the run may merge the ref-scoped cache: the default branch, from the event,
+    as an environment variable (never an expression inside the script)."""
+    doc = _load(ACTION)
+    steps = {s.get("id"): s for s in doc["runs"]["steps"]}
+    for step_id in ("holon", "cleanup"):
+        step = steps[step_id]
+        assert step["env"]["HOLON_DEFAULT_BRANCH"] == (
+            "${{ github.event.repository.default_branch }}"
+        )
+        assert EXPRESSION not in step["run"]
 
 
 def test_a_cleanup_step_always_settles() -> None:

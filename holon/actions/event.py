@@ -27,7 +27,11 @@ def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, object]]:
         raise InvalidInput("GITHUB_EVENT_NAME is not set: which event started this run?")
     if path == "-":
         raise InvalidInput("GITHUB_EVENT_PATH: a file GitHub wrote, not standard input")
-    raw = jsonio.read_path(path, EVENT_LIMIT)
+    try:
+        raw = jsonio.read_path(path, EVENT_LIMIT)
+    except InvalidInput as exc:
+        # The reader names only the path; the line must say which setting named it.
+        raise InvalidInput(f"GITHUB_EVENT_PATH: {exc}") from None
     payload = jsonio.load_object(raw, f"GITHUB_EVENT_PATH {path}")
     return name, payload
 

@@ -24,9 +24,12 @@ from holon.gateway.envelope import EventEnvelope
 if TYPE_CHECKING:
     import github
 
+    from holon.closure.record import ClosureRecord
     from holon.controller.facts import RepoFacts
     from holon.controller.policy import Policy
+    from holon.github.effects import Scope
     from holon.serve.serve import Serve
+    from holon.state.model import Record, ServeState
 
 TICKS = ("schedule", "workflow_dispatch")
 WRITE_FAILED = "GitHub: progress not written"
@@ -50,7 +53,14 @@ def run_step(
     from holon.actions import state_sync
     from holon.actions.step import warning
 
-    restored = state_sync.restore_state(config, client=client, warn=lambda text: say(warning(text)))
+    warnings: list[str] = []
+
+    def warn(text: str) -> None:
+        # Said at once (a ::warning:: line) and kept for the summary.
+        warnings.append(text)
+        say(warning(text))
+
+    restored = state_sync.restore_state(config, client=client, warn=warn)
     policy = step_policy(config)
     serve = build_step_serve(env, config, policy, clock=clock, say=quiet_writes(say))
     notes = [f"state restored from {line}" for line in restored.merged]
@@ -59,16 +69,28 @@ def run_step(
     try:
         on_serve(serve)
         serve.handle_follow_ups()  # of the runs the restored state's recovery settled
+        cursor: Record | None = None
         if config.event_name in TICKS and client is not None and serve.options.repo:
-            notes += _reconcile(serve, client, serve.options.repo, clock(), config.mention)
+            from holon.github.client import GitHubConfig
+
+            login = GitHubConfig.from_env(env).login
+            found, cursor = _reconcile(
+                serve, client, serve.options.repo, clock(), config, login, warn
+            )
+            notes += found
         if not serve.stopping.is_set():
             serve.handle(envelope)
+        if cursor is not None and not serve.failed and not serve.stopping.is_set():
+            # Only once every event of its window was handled: a failed or stopped step
+            # leaves the old cursor, so the next tick reads the same window again.
+            serve.state.put(cursor)
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
     exported = state_sync.export_state(config)
     if exported is not None:
         notes.append(f"state exported to {exported}")
+    notes += [f"warning: {text}" for text in warnings]
     result = describe(serve, envelope, config, notes=notes)
     result.exit_code = step_exit(
         result.closure,
@@ -206,42 +228,110 @@ def _offline_facts(
 
 
 def _reconcile(
-    serve: Serve, client: github.Github, repo: str, now: datetime, mention: str | None
-) -> list[str]:
+    serve: Serve,
+    client: github.Github,
+    repo: str,
+    now: datetime,
+    config: ActionConfig,
+    login: str | None,
+    warn: Callable[[str], None],
+) -> tuple[list[str], Record | None]:
     """A tick: the events a dropped or cancelled run missed since the cursor, handled before
-    the tick itself (dedupe makes those already handled no-ops); then the new cursor."""
+    the tick itself (dedupe makes those already handled no-ops); and the new cursor, for the
+    caller to put once the step handled every event (`login`: Holon's own items are no
+    commands; `warn`: a kind GitHub did not answer, one line)."""
     from holon.actions.reconcile import reconcile
 
-    missed, cursor = reconcile(serve.state, client, repo, now=now, mention=mention)
+    missed, cursor = reconcile(
+        serve.state,
+        client,
+        repo,
+        now=now,
+        mention=config.mention,
+        login=login,
+        warn=warn,
+        writer=serve.writer,
+    )
     for envelope in missed:
         if serve.stopping.is_set():
             break
         serve.handle(envelope)
-    if cursor is not None:
-        serve.state.put(cursor)
-    return [f"reconciled {len(missed)} event(s) a previous run may have missed"] if missed else []
+    note = [f"reconciled {len(missed)} event(s) a previous run may have missed"] if missed else []
+    return note, cursor
 
 
 def _reactivate(serve: Serve, config: ActionConfig, now: datetime) -> list[str]:
-    """Continuable subjects re-dispatch the workflow, within the budget (reactivate.py)."""
+    """Continuable subjects re-dispatch the workflow, within the budget (reactivate.py); a
+    spent budget is an operator wait, whose closure the step reports and the comment says."""
     from holon.actions.reactivate import dispatch_reactivations, reactivations
+    from holon.closure.record import ClosureRecord
 
-    items, records = reactivations(
-        serve.closures(), serve.state, budget=config.reactivation_budget, now=now
-    )
-    for record in records:
-        serve.state.put(record)
     hooks: Any = serve.hooks
-    scope = getattr(hooks, "scope", None)
-    if not items or scope is None or not config.workflow_file or not config.ref:
+    scope: Scope | None = getattr(hooks, "scope", None)
+    workflow_file, ref = config.workflow_file, config.ref
+    closures = serve.closures()
+    if config.event_name in TICKS:
+        closures = {**continuable_in(serve.state), **closures}
+    items, records = reactivations(
+        closures,
+        serve.state,
+        budget=config.reactivation_budget,
+        now=now,
+        writer=serve.writer,
+        mention=config.mention or "holon",
+    )
+    sending = scope is not None and bool(workflow_file) and bool(ref)
+    dispatched = {item.subject for item in items}
+    for record in records:
+        if record.kind == "meta" and not sending and record.data.get("subject") in dispatched:
+            continue  # nothing is sent (a dry run, no workflow to dispatch): nothing is pending
+        serve.state.put(record)
+        if record.kind == "closure":
+            closure = ClosureRecord.model_validate(record.data)
+            serve.answered[record.key] = closure  # what the step reports for the subject
+            if hooks is not None:
+                hooks.settle_subject(record.key, closure)
+    if not items:
         return []
-    return dispatch_reactivations(items, scope, workflow_file=config.workflow_file, ref=config.ref)
+    if scope is None or not workflow_file or not ref:
+        return [f"{item.subject} is continuable; no re-activation sent" for item in items]
+    lines = dispatch_reactivations(items, scope, workflow_file=workflow_file, ref=ref)
+    for item, text in zip(items, lines, strict=True):
+        continuing = closures.get(item.subject)
+        if continuing is None:
+            continue
+        serve.answered[item.subject] = continuing  # a tick reports the work it re-activated
+        if text.startswith("re-activated "):
+            # The comment says the work continues, and which re-activation carries it.
+            recorded = (f"re-activation {item.generation} dispatched",)
+            hooks.settle_subject(item.subject, continuing, recorded=recorded)
+    return lines
+
+
+def continuable_in(state: ServeState) -> dict[str, ClosureRecord]:
+    """The continuable closures the state holds: a tick re-activates them even when no event
+    of its own touched them (their step's dispatch failed or was lost, or that step could not
+    send one). A record this build cannot read is left alone."""
+    from pydantic import ValidationError
+
+    from holon.closure.record import ClosureRecord
+
+    found: dict[str, ClosureRecord] = {}
+    for record in state.live("closure"):
+        if record.data.get("closure_outcome") != "continuable":
+            continue
+        try:
+            found[record.key] = ClosureRecord.model_validate(record.data)
+        except ValidationError:
+            continue
+    return found
 
 
 __all__ = [
     "FORK_HEAD",
     "TICKS",
     "build_step_serve",
+    "continuable_in",
     "refuse_fork_head",
     "run_step",
     "step_policy",

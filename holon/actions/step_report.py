@@ -151,18 +151,21 @@ def offline_handoff(
 ) -> Handoff | None:
     """The handoff the comment would carry, built from the closure when nothing was written on
     GitHub (a dry run, no token): outputs are never empty when there was work."""
-    from holon.serve.github_hooks import handoff_for, made_by
+    from holon.serve.github_hooks import handoff_for, made_by, stop_handoff, stops_of
 
     closure = result.closures.get(subject)
     if closure is None:
         return None
     last: tuple[PassReport, ActionIntent] | None = None
+    stop: ActionIntent | None = None
     for report in reports:
         for intent in [*report.intents, *report.ended_runs]:
             if intent.type == "run_skill" and intent.target.subject() == subject:
                 last = (report, intent)
+        stop = next((s for s in stops_of(report) if s.target.subject() == subject), stop)
     if last is None:
-        return None
+        # A stop with nothing running is answered too (github_hooks.after_pass).
+        return stop_handoff(stop, closure, None, workflow) if stop is not None else None
     report, intent = last
     return handoff_for(intent, closure, made_by(report, intent), workflow)
 

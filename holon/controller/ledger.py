@@ -142,9 +142,11 @@ class StateLedger:
         if runs:
             latest = max(runs, key=_decided)
             items.extend(_guarded(_run_items, latest))
-            # Further runs decided from the same event close as tasks of the unit.
+            # Further runs decided from the same event close as tasks of the unit; a dry run's
+            # work that a later run of its skill did for real (a re-activation continuing the
+            # unit) is done by that run, not left open beside it.
             for other in runs:
-                if other is not latest:
+                if other is not latest and not _done_later(other, runs):
                     items.extend(_guarded(lambda r: [_task_of_run(r)], other))
         elif merges:
             # A unit that only merges closes on its merge (failures are added below).
@@ -280,6 +282,20 @@ def _starts_unit(record: Record) -> bool:
 def _result(record: Record) -> dict[str, Any]:
     result = record.data.get("result")
     return result if isinstance(result, dict) else {}
+
+
+def _done_later(record: Record, runs: list[Record]) -> bool:
+    """Whether `record` was a dry run (nothing ran: work still to do) whose skill a later run
+    of the unit ran for real: that run did the work."""
+    skill = record.data.get("skill")
+    if _result(record).get("dry_run") is not True or skill is None:
+        return False
+    return any(
+        r.data.get("skill") == skill
+        and _decided(r) > _decided(record)
+        and _result(r).get("dry_run") is not True
+        for r in runs
+    )
 
 
 def _summary(record: Record) -> IntentSummary:

@@ -80,6 +80,8 @@ def build_serve(
         hosted=hosted,
         run_skill=run_skill,
     )
+    if hooks is not None:
+        hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
     waits.to = serve.journal_wait
     notes.to = serve.github_note
     return serve

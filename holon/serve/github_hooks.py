@@ -9,6 +9,11 @@ progress comment and the `Holon` check run (docs/github.md, "Wiring").
   recovery at start), the same comment becomes the handoff built from the subject's closure,
   and the check run completes with the closure table's conclusion: however the run ended
   (finished, failed, timed out, cancelled, interrupted), since the closure says which;
+- after a pass whose event was an authorized `/holon stop`, the stopped subject's comment (of
+  its current unit's skill, or Holon's comment on it when it had no work) becomes the handoff
+  of its closure (`userinterlude`: stopped by whom, how to restart), also when nothing was
+  running: an explicit command is answered, and the comment agrees with the closure. No other
+  event that ended no run writes a handoff (`/holon help` gets only its usage reply);
 - before each pass, the live facts start a new pass (their per-pass cache).
 
 Publishing (the host skill `github-publish`) is the last step of the run it publishes, not work
@@ -98,6 +103,35 @@ def handoff_for(
     return build_handoff(closure.closure(), closure.report(), context)
 
 
+STOP = "stop_command"  # the interruption a `/holon stop` wait records
+
+
+def stops_of(report: PassReport) -> list[ActionIntent]:
+    """The stops `report`'s pass performed: the wait intents of authorized `/holon stop`
+    commands (a refused stop performs none), each succeeded."""
+    done = {r.intent_id for r in report.results if r.status == "succeeded"}
+    return [
+        intent
+        for intent in report.intents
+        if intent.type == "wait" and intent.args.get("interruption") == STOP and intent.id in done
+    ]
+
+
+def stop_handoff(
+    stop: ActionIntent, closure: ClosureRecord, skill: str | None, workflow: str
+) -> Handoff:
+    """The handoff of a subject `stop` stopped: its closure says who stopped it and how to
+    restart; `skill` names the comment it settles (the subject's current unit's)."""
+    actor = stop.args.get("actor")
+    context = HandoffContext(
+        subject=HandoffSubject(kind=stop.target.kind, id=str(stop.target.id)),
+        workflow=workflow,
+        skill=skill,
+        interrupted_by=actor if isinstance(actor, str) and actor else None,
+    )
+    return build_handoff(closure.closure(), closure.report(), context)
+
+
 def made_by(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
     """What `intent`'s successful attempt in `report`'s pass made (see `_made`)."""
     return _made(report, intent)
@@ -120,6 +154,9 @@ class GitHubHooks:
         # the writes that failed (a token without a permission).
         self.settled: dict[str, Settled] = {}
         self.failed_writes: list[str] = []
+        # The skill of a subject's current unit of work, whose comment a stop settles (the
+        # serve sets it: it holds the state); None: the stop has a comment of its own.
+        self.skill_of: Callable[[str], str | None] = lambda subject: None
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -149,6 +186,15 @@ class GitHubHooks:
             seen.add(key)
             made = _made(report, intent)
             self._guarded("settle", self._settle, intent, closure, made)
+        # A stop is answered even when it ended no run; a run it ended settled its comment.
+        answered = {key[0] for key in seen}
+        for stop in stops_of(report):
+            subject = stop.target.subject()
+            closure = report.closures.get(subject)
+            if closure is None or subject in answered:
+                continue
+            answered.add(subject)
+            self._guarded("settle", self._settle_stop, stop, closure)
 
     # -- the writes ------------------------------------------------------------------------------
     def _subject(self, intent: ActionIntent) -> Subject | None:
@@ -190,6 +236,45 @@ class GitHubHooks:
             # The fix's commit is the pull request's head now: GitHub shows that commit's
             # checks, so it carries the outcome too (created completed, never in progress).
             settle_check(self.scope, subject, moved_to, handoff, run_url=self.run_url)
+
+    def _settle_stop(self, stop: ActionIntent, closure: ClosureRecord) -> None:
+        subject = self._subject(stop)
+        if subject is None:
+            return
+        key = stop.target.subject()
+        handoff = stop_handoff(stop, closure, self.skill_of(key), self.scope.workflow)
+        self.settled[key] = Settled(handoff, None)
+        outcome = settle(self.scope, subject, handoff)
+        url = outcome.output.get("url")
+        self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
+
+    def settle_subject(
+        self, subject: str, closure: ClosureRecord, *, recorded: tuple[str, ...] = ()
+    ) -> None:
+        """Settle `subject`'s comment with a closure decided after its passes (a re-activation:
+        still continuing, or a spent budget's operator wait): the comment this step settled
+        for it, with what that said it made, else the one of its current work."""
+        self._guarded("settle", self._settle_subject, subject, closure, recorded)
+
+    def _settle_subject(self, key: str, closure: ClosureRecord, recorded: tuple[str, ...]) -> None:
+        kind, _, number = key.partition(":")
+        subject = subject_from("progress", self.scope.event_repo, kind, number)
+        before = self.settled.get(key)
+        if before is not None:
+            context = before.handoff.context
+        else:
+            context = HandoffContext(
+                subject=HandoffSubject(kind=kind, id=number),
+                workflow=self.scope.workflow,
+                skill=self.skill_of(key),
+            )
+        if recorded:
+            context = context.model_copy(update={"state": [*context.state, *recorded]})
+        handoff = build_handoff(closure.closure(), closure.report(), context)
+        self.settled[key] = Settled(handoff, before.comment_url if before else None)
+        outcome = settle(self.scope, subject, handoff)
+        url = outcome.output.get("url")
+        self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
 
     def _guarded(self, what: str, write: Callable[..., None], *args: Any) -> None:
         try:
@@ -239,4 +324,6 @@ __all__ = [
     "handoff_for",
     "made_by",
     "run_url_of",
+    "stop_handoff",
+    "stops_of",
 ]

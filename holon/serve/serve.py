@@ -498,6 +498,14 @@ class Serve:
             return 0
         return len(self.controller.kept())
 
+    def last_skill(self, subject: str) -> str | None:
+        """The skill of `subject`'s current unit of work (None: it has none, or not open)."""
+        from holon.controller.ledger import last_skill
+
+        if self.controller is None:
+            return None
+        return last_skill(self.controller.ledger.intent_records(subject))
+
     def closures(self) -> dict[str, ClosureRecord]:
         """The closure of every subject this run settled that has one (docs/serve.md)."""
         return {s: c for s, c in self.answered.items() if c is not None}

@@ -153,3 +153,39 @@ def test_the_cache_is_merged_only_on_a_run_of_the_default_branch() -> None:
     assert named.with_event(event).default_branch_run  # the variable wins over the event
     ids = ActionConfig.from_env({"GITHUB_REPOSITORY": "o/r", "GITHUB_REPOSITORY_ID": "42"})
     assert (ids.repo, ids.repo_id) == ("o/r", 42)
+
+
+def _composite_variables() -> list[str]:
+    """Every variable the composite's holon and cleanup steps set, every one of the design's
+    table, and every GITHUB_* one the config reads."""
+    import yaml
+
+    from holon.actions.config import VARIABLES
+
+    root = Path(__file__).resolve().parents[2]
+    steps = yaml.safe_load((root / "action.yml").read_text())["runs"]["steps"]
+    names = {n for s in steps if s.get("id") in ("holon", "cleanup") for n in s["env"]}
+    for listed, _ in VARIABLES:
+        names.update(n.strip() for n in listed.split(",") if "*" not in n)
+    github = ("EVENT_NAME", "EVENT_PATH", "REPOSITORY", "REPOSITORY_ID", "RUN_ID", "RUN_ATTEMPT")
+    github += ("SERVER_URL", "REF", "WORKSPACE", "WORKFLOW_REF", "ACTOR")
+    names.update(f"GITHUB_{n}" for n in github)
+    names.update(("RUNNER_TEMP", "HOLON_REPLAY_SESSION"))
+    return sorted(names - {"HOLON_BIN"})  # the step's own, not read by holon action
+
+
+@pytest.mark.parametrize("name", _composite_variables())
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_variable_is_exactly_an_unset_one(name: str, empty: str) -> None:
+    """The composite passes "" for an input left unset (`${{ inputs.x }}`): every variable
+    then means what its absence means, its default, never a bad value."""
+    base = {"RUNNER_TEMP": "/runner/temp", "GITHUB_WORKSPACE": "/ws", "HOLON_ENGINE": "replay"}
+    if name in base:
+        base = {k: v for k, v in base.items() if k != name}
+    assert ActionConfig.from_env({**base, name: empty}) == ActionConfig.from_env(base)
+
+
+def test_empty_variables_can_differ_from_unset() -> None:
+    """The check above can fail: a value that is not empty is read."""
+    base = {"RUNNER_TEMP": "/runner/temp", "GITHUB_WORKSPACE": "/ws"}
+    assert ActionConfig.from_env({**base, "HOLON_MENTION": "bot"}) != ActionConfig.from_env(base)

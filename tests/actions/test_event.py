@@ -75,8 +75,11 @@ def test_an_event_file_that_is_not_a_json_object_is_refused(
 
 def test_an_unreadable_event_file_is_refused(tmp_path: Path) -> None:
     env = _env(tmp_path / "missing.json")
-    with pytest.raises(InvalidInput, match="file not found"):
+    with pytest.raises(InvalidInput, match=r"^GITHUB_EVENT_PATH: file not found"):
         envelope_from_actions(env, ActionConfig.from_env(env), NOW)
+    directory = _env(tmp_path)
+    with pytest.raises(InvalidInput, match=r"^GITHUB_EVENT_PATH: cannot read"):
+        envelope_from_actions(directory, ActionConfig.from_env(directory), NOW)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # no writer: the read must not hang
     env = _env(fifo)

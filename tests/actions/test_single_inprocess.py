@@ -59,9 +59,9 @@ def test_continuable_subjects_go_to_the_redispatch(
 ) -> None:
     calls: list[dict[str, Any]] = []
 
-    def fake_reactivations(closures: Any, state: Any, *, budget: int, now: datetime) -> Any:
-        calls.append({"budget": budget})
-        return ["issue:1"], []
+    def fake_reactivations(closures: Any, state: Any, *, budget: int, **kw: Any) -> Any:
+        calls.append({"budget": budget, "mention": kw["mention"], "writer": bool(kw["writer"])})
+        return [reactivate.Reactivation("issue:1", 1)], []
 
     def fake_dispatch(items: Any, scope: Any, *, workflow_file: str, ref: str) -> list[str]:
         calls.append({"items": items, "workflow_file": workflow_file, "ref": ref})
@@ -73,7 +73,53 @@ def test_continuable_subjects_go_to_the_redispatch(
     env = step.environ(HOLON_REACTIVATION_BUDGET="2")
     result = run_step(env, ActionConfig.from_env(env), clock=lambda: NOW, say=lambda _: None)
     assert calls == [
-        {"budget": 2},
-        {"items": ["issue:1"], "workflow_file": "holon.yml", "ref": "refs/heads/main"},
+        {"budget": 2, "mention": "holon", "writer": True},
+        {
+            "items": [reactivate.Reactivation("issue:1", 1)],
+            "workflow_file": "holon.yml",
+            "ref": "refs/heads/main",
+        },
     ]
     assert "re-dispatched issue:1 (generation 1)" in result.notes
+
+
+def test_a_tick_that_failed_an_event_keeps_the_old_cursor(
+    github_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cursor is put only once every event of its window was handled: a failed pass leaves
+    the old one, so the next tick reads the window again. Reconcile is told Holon's login (its
+    own comments are no commands) and the step's warnings (shown and summarized)."""
+    from holon.controller import passes
+
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    missed = payload("issue_comment", "created")
+    missed["comment"].update(body="/holon help", id=9)
+    missed["issue"]["number"] = 1
+    envelope = normalize("issue_comment", missed, via="actions", received_at=NOW)
+    cursor = Record(
+        kind="meta", key="reconcile_cursor", updated_at=NOW, writer="t", data={"at": "x"}
+    )
+    given: dict[str, Any] = {}
+
+    def fake_reconcile(state: Any, client: Any, repo_name: str, **kw: Any) -> Any:
+        given.update(kw)
+        kw["warn"]("reconcile: reviews not read: 403")
+        return [envelope], cursor
+
+    def broken(p: Any, env: Any, suffix: str = "") -> None:
+        raise RuntimeError("a bug inside Holon")
+
+    monkeypatch.setattr(reconcile, "reconcile", fake_reconcile)
+    monkeypatch.setattr(passes, "decide_and_act", broken)
+    step = Step(tmp_path, "schedule", {"schedule": "0 * * * *"}, server=github_server)
+    env = step.environ()
+    said: list[str] = []
+    result = run_step(env, ActionConfig.from_env(env), clock=lambda: NOW, say=said.append)
+    assert given["login"] == "github-actions[bot]"
+    assert given["mention"] == "holon"
+    assert result.exit_code == 1
+    state = json.loads((step.state_dir / "state.json").read_text())
+    assert "reconcile_cursor" not in json.dumps(state)
+    assert "::warning::reconcile: reviews not read: 403" in said
+    assert "warning: reconcile: reviews not read: 403" in result.notes
