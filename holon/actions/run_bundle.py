@@ -52,7 +52,10 @@ class RunBundle(BaseModel):
     spec: Spec
     user_prompt: str | None = None
     base_sha: str | None = Field(
-        default=None, description="The commit the decide job's checkout was at (GITHUB_SHA)."
+        default=None,
+        pattern=r"^[0-9a-f]{40}$",
+        description="The commit the run starts from, which its job checks out: the pull "
+        "request's head for a run on one, else the decide job's checkout (GITHUB_SHA).",
     )
 
 
