@@ -18,6 +18,7 @@ from holon.intent import ActionIntent
 MAX_JOBS = 256
 # A matrix value reaches the workflow (`actions/checkout`'s `ref:`): a commit id and nothing
 # else, whatever the payload or the live pull request said.
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"  # pydantic's regex: `$` is the end of the text only
 COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -31,7 +32,7 @@ class MatrixEntry(BaseModel):
     run: str
     skill: str
     subject: str
-    ref: str | None = Field(default=None, pattern=COMMIT.pattern)
+    ref: str | None = Field(default=None, pattern=COMMIT_PATTERN)
 
 
 def start_commit(intent: ActionIntent, checkout: str | None) -> str | None:
@@ -74,4 +75,4 @@ def matrix_runs(text: str | None) -> frozenset[str] | None:
     return frozenset(str(r) for r in runs)
 
 
-__all__ = ["COMMIT", "MAX_JOBS", "MatrixEntry", "matrix_json", "matrix_runs", "start_commit"]
+__all__ = ["COMMIT", "COMMIT_PATTERN", "MAX_JOBS", "MatrixEntry", "matrix_json", "matrix_runs", "start_commit"]
