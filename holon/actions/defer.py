@@ -5,10 +5,10 @@ runner's own handler builds it, the user prompt, the run's GitHub context, the s
 `HOLON_BUNDLE_DIR/<intent>-<attempt>/`, adds a matrix entry (with the commit the run job checks
 out and starts from: the pull request's head for a run on one, `matrix.start_commit`), and
 raises `Deferred`: the controller leaves the intent inflight and journals the deferral. Host
-skills (publishing) never reach it (the serve routes them to Holon's own handlers). Past `MAX_JOBS` entries a run is
-deferred without a bundle, to the next pass, and says so. A run another workflow run's
-decide took (its state merged here while its run jobs may still be at it) is left to that
-run's settle until `HORIZON` has passed.
+skills (publishing) never reach it (the serve routes them to Holon's own handlers). Past
+`MAX_JOBS` entries a run is deferred without a bundle, to the next pass, and says so. A run
+another workflow run's decide took (its state merged here while its run jobs may still be at
+it) is left to that run's settle until `HORIZON` has passed.
 """
 
 from __future__ import annotations

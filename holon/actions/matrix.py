@@ -75,4 +75,12 @@ def matrix_runs(text: str | None) -> frozenset[str] | None:
     return frozenset(str(r) for r in runs)
 
 
-__all__ = ["COMMIT", "COMMIT_PATTERN", "MAX_JOBS", "MatrixEntry", "matrix_json", "matrix_runs", "start_commit"]
+__all__ = [
+    "COMMIT",
+    "COMMIT_PATTERN",
+    "MAX_JOBS",
+    "MatrixEntry",
+    "matrix_json",
+    "matrix_runs",
+    "start_commit",
+]

@@ -344,7 +344,8 @@ def test_fan_out_fixes_a_holon_pull_request_on_a_change_request(
     assert b"def sub(a, b):" in data
     assert b"return a + b" in data
     main = story.repo.objects[story.repo.files(story.main)["calc.py"]["sha"]]["data"]
-    assert b"return a - b" in main and b"return a + b" not in main
+    assert b"return a - b" in main
+    assert b"return a + b" not in main
     assert pull_of(story.repo.issue(story.number)).head_sha == fix
     assert len(pulls(story.repo)) == 1
     # One comment, now the handoff; settle never re-announced the run (no progress upsert).

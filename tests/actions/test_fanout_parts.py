@@ -39,9 +39,7 @@ out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
 """
 
 
-def _intent(
-    skill: str = "github-issue-solve", number: int = 1, **head: str
-) -> ActionIntent:
+def _intent(skill: str = "github-issue-solve", number: int = 1, **head: str) -> ActionIntent:
     inputs = {"issue": str(number)} if skill != "github-pr-fix" else {"pull_request": str(number)}
     kind = "issue" if skill != "github-pr-fix" else "pull_request"
     return ActionIntent(
