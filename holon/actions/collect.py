@@ -6,7 +6,9 @@ For the deferred attempt `<intent>-<attempt>` it reads `<runs dir>/<run>/` (put 
 the run job's container and are never used. The run job ran untrusted work with the agent, so
 its record is checked, not believed: `run.json` must parse and name this run, the manifest is
 read again, and the skill's declared artifacts are validated again against their schemas (the
-runner's own checks, `holon.runner.artifacts`). A record that claims success the output does not
+runner's own checks, `holon.runner.artifacts`). The run must have started from the commit its job
+was told to check out (`matrix.start_commit`: the pull request's head for a run on one), so
+publishing builds on the commit decide chose. A record that claims success the output does not
 bear out is refused: failed, with the evidence, and the directory is moved aside so nothing
 publishes it. No output at all is a failed run: the job was cancelled, timed out, or failed
 before its upload. A run the decide job left for a later pass (not in this settle's matrix) is
@@ -23,6 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from holon import jsonio
+from holon.actions.matrix import start_commit
 from holon.contract.layout import PATCH_FILE, RUN_RECORD_FILE
 from holon.errors import InvalidInput
 from holon.executor.deferral import Deferred
@@ -55,8 +58,10 @@ class CollectHandler:
         self.catalog = catalog
         self.expected = expected  # the runs of this settle's matrix; None: every deferred run
         self.refused = dict(refused or {})  # run -> why its artifact was not taken (intake)
-        # The commit every job of this workflow run checked out (GITHUB_SHA): a run's record
-        # saying it started elsewhere would have publishing build on a commit nobody chose.
+        # The commit every trusted job of this workflow run checked out (GITHUB_SHA). A run
+        # must start where decide told its job to (`start_commit`: the pull request's head
+        # for a run on one, else this commit); a record saying it started elsewhere would
+        # have publishing build on a commit nobody chose.
         self.base_sha = base_sha
 
     def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
@@ -102,10 +107,11 @@ class CollectHandler:
             if result.run_id != run:
                 raise InvalidInput(f"run.json records run {result.run_id[:80]!r}, not {run}")
             head = result.snapshot.head if result.snapshot is not None else None
-            if self.base_sha is not None and head is not None and head != self.base_sha:
+            start = start_commit(intent, self.base_sha)
+            if start is not None and head is not None and head != start:
                 raise InvalidInput(
-                    f"run.json says the run started at {head[:40]!r}, not at {self.base_sha}, "
-                    "the commit this workflow run checked out"
+                    f"run.json says the run started at {head[:40]!r}, not at {start}, "
+                    "the commit its run job was told to check out"
                 )
             if result.outcome == "success" or result.status == "completed":
                 problems = self._recheck(fd, output, str(intent.args["skill"]), result)

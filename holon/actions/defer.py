@@ -2,12 +2,13 @@
 
 For each `run_skill` intent it writes the run bundle (`run_bundle.py`: the spec built as the
 runner's own handler builds it, the user prompt, the run's GitHub context, the skill folder) into
-`HOLON_BUNDLE_DIR/<intent>-<attempt>/`, adds a matrix entry, and raises `Deferred`: the
-controller leaves the intent inflight and journals the deferral. Host skills (publishing) never
-reach it (the serve routes them to Holon's own handlers). Past `MAX_JOBS` entries a run is
-deferred without a bundle, to the next pass, and says so. A run another workflow run's
-decide took (its state merged here while its run jobs may still be at it) is left to that
-run's settle until `HORIZON` has passed.
+`HOLON_BUNDLE_DIR/<intent>-<attempt>/`, adds a matrix entry (with the commit the run job checks
+out and starts from: the pull request's head for a run on one, `matrix.start_commit`), and
+raises `Deferred`: the controller leaves the intent inflight and journals the deferral. Host
+skills (publishing) never reach it (the serve routes them to Holon's own handlers). Past
+`MAX_JOBS` entries a run is deferred without a bundle, to the next pass, and says so. A run
+another workflow run's decide took (its state merged here while its run jobs may still be at
+it) is left to that run's settle until `HORIZON` has passed.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from holon.actions.matrix import MAX_JOBS, MatrixEntry
+from holon.actions.matrix import MAX_JOBS, MatrixEntry, start_commit
 from holon.actions.run_bundle import RunBundle, context_dir, write_bundle
-from holon.errors import HolonError
+from holon.errors import HolonError, InvalidInput
 from holon.executor.deferral import Deferred
 from holon.executor.handlers import ContextSource, result_of, skill_spec, user_prompt_of
 from holon.executor.result import ActionResult
@@ -57,7 +58,7 @@ class DeferHandler:
         self.env = dict(env or {})  # non-secret settings only: the engine, its model
         self.context = context
         self.host = host
-        self.base_sha = base_sha
+        self.base_sha = base_sha  # the commit this job checked out (GITHUB_SHA)
         self.limit = limit
         # Who defers (the workflow run, `<run id>-<attempt>`), and what an intent's record says
         # of an earlier deferral: a run another workflow run still has is not run twice.
@@ -86,6 +87,12 @@ class DeferHandler:
                 f"left inflight for the next pass: this pass's matrix holds {self.limit} run "
                 "jobs already (GitHub runs at most 256 from one matrix)",
             )
+        try:
+            # Validated here, before it can become a matrix value: a run whose start is not
+            # a full commit id fails in this job and never reaches the workflow.
+            start = start_commit(intent, self.base_sha)
+        except InvalidInput as exc:
+            return result_of(intent, attempt, self.clock(), "failed", error=f"bundle: {exc}")
         bundle = RunBundle(
             run=run,
             intent=intent.id,
@@ -94,7 +101,7 @@ class DeferHandler:
             skill=skill,
             spec=skill_spec(intent, self.env, self.describe),
             user_prompt=user_prompt_of(intent),
-            base_sha=self.base_sha,
+            base_sha=start,
         )
         try:
             directory = write_bundle(self.bundle_root, bundle, self.catalog.get(skill))
@@ -111,7 +118,7 @@ class DeferHandler:
                 error = f"bundle: cannot write {run}: {exc.strerror or type(exc).__name__}"
             return result_of(intent, attempt, self.clock(), "failed", error=error)
         self.entries = [e for e in self.entries if e.run != run]
-        self.entries.append(MatrixEntry(run=run, skill=skill, subject=subject))
+        self.entries.append(MatrixEntry(run=run, skill=skill, subject=subject, ref=start))
         raise Deferred(
             run, f"deferred to run job {run}: run in a container job, settled after", by=self.by
         )

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from holon import jsonio
+from holon.actions.matrix import COMMIT_PATTERN
 from holon.contract.spec import Spec
 from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_text, open_regular, remove_tree
@@ -52,7 +53,10 @@ class RunBundle(BaseModel):
     spec: Spec
     user_prompt: str | None = None
     base_sha: str | None = Field(
-        default=None, description="The commit the decide job's checkout was at (GITHUB_SHA)."
+        default=None,
+        pattern=COMMIT_PATTERN,
+        description="The commit the run starts from, which its job checks out: the pull "
+        "request's head for a run on one, else the decide job's checkout (GITHUB_SHA).",
     )
 
 

@@ -102,10 +102,12 @@ def _bundle_request(args: argparse.Namespace) -> RunRequest:
         raise InvalidInput(f"{flag} cannot be combined with --bundle: the bundle carries it")
     loaded = read_bundle(Path(args.bundle))
     bundle = loaded.bundle
+    workspace = Path(args.workspace) if args.workspace is not None else Path.cwd()
+    _check_start(workspace, bundle.base_sha)
     return RunRequest(
         spec=bundle.spec,
         skills=loaded.skills,
-        workspace=Path(args.workspace) if args.workspace is not None else Path.cwd(),
+        workspace=workspace,
         output=Path(args.output),
         context=loaded.context,
         user_prompt=bundle.user_prompt,
@@ -114,6 +116,24 @@ def _bundle_request(args: argparse.Namespace) -> RunRequest:
         keep_workspace=args.keep_workspace,
         **backend_fields(args),
     )
+
+
+def _check_start(workspace: Path, start: str | None) -> None:
+    """A bundle names the commit its run starts from (a pull request's head, or the commit the
+    decide job checked out); a git workspace at another commit is refused before the agent
+    runs (settle would refuse its output: the patch is made against another tree). The
+    commit the run did start from is recorded in run.json (`snapshot.head`)."""
+    from holon.runner.git import git_ok
+
+    if start is None or not workspace.is_dir():
+        return
+    safe = ["-c", f"safe.directory={workspace.resolve()}"]
+    head = git_ok([*safe, "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=workspace)
+    if head and head != start:
+        raise InvalidInput(
+            f"the workspace is at {head[:40]}, not at {start}, the commit this bundle's run "
+            "starts from: check that commit out (the matrix entry's ref)"
+        )
 
 
 def main(args: argparse.Namespace) -> int:

@@ -225,6 +225,17 @@ class PullStory:
         self.first = ActionsEnv(tmp, server, name="decide")
         self.number, self.head = _holon_pr(self.first)
         self.repo = self.first.repo
+        # GitHub's git side, for the run job's checkout: both commits, fetchable by id.
+        self.origin = tmp / "origin.git"
+        _git(tmp, "init", "-q", "--bare", str(self.origin))
+        _git(self.origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+        _git(self.first.workspace, "push", "-q", str(self.origin), f"HEAD:refs/heads/{BRANCH}")
+        # The trusted jobs check out the default branch, never the head (as an issue comment's
+        # or a review's job does): main, where calc.py differs from the head in the very lines
+        # the fix is made next to.
+        self.main = self.first.checkout("main")
+        _git(self.first.workspace, "push", "-q", str(self.origin), "HEAD:refs/heads/main")
+        assert self.main != self.head
         # GitHub records the app whose token created a check run; settle, a later job, finds
         # decide's check run by it.
         self.repo.check_app = LOGIN.removesuffix("[bot]")
@@ -236,8 +247,8 @@ class PullStory:
     def job(self, name: str, **extra: str) -> ActionsEnv:
         job = self.first if name == "decide" else ActionsEnv(self.tmp, self.server, name=name)
         job.write_event("pull_request_review", self.payload)
-        # Every job of the workflow run checked out the commit the event is at.
-        job.extra.update(GITHUB_SHA=self.head, HOLON_AGENT=self.agent, **extra)
+        # Every job of the workflow run has the same GITHUB_SHA: main's commit, not the head.
+        job.extra.update(GITHUB_SHA=self.main, HOLON_AGENT=self.agent, **extra)
         return job
 
     def decide(self) -> tuple[ActionsEnv, dict[str, str]]:
@@ -246,11 +257,17 @@ class PullStory:
         assert done.returncode == 0, done.stdout + done.stderr
         return job, job.outputs()
 
-    def run_job(self, decide: ActionsEnv, run: str) -> Path:
-        """The matrix job: the pull request's head checked out, the bundle run, no token."""
+    def run_job(self, decide: ActionsEnv, entry: dict[str, str]) -> Path:
+        """The matrix job: `actions/checkout` at `matrix.ref` (a fresh repository, that one
+        commit fetched by id, detached), the bundle run, no token."""
+        run, ref = entry["run"], entry["ref"]
         runner = self.tmp / f"run-{run}"
         workspace = runner / "workspace"
-        assert decide.checkout(BRANCH, into=workspace) == self.head
+        workspace.mkdir(parents=True)
+        _git(workspace, "init", "-q")
+        _git(workspace, "remote", "add", "origin", self.origin.as_uri())
+        _git(workspace, "fetch", "-q", "--no-tags", "--depth=1", "origin", ref)
+        _git(workspace, "checkout", "-q", "--detach", ref)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HOLON_"))}
         argv = [
             sys.executable, "-m", "holon", "run", "--bundle",
@@ -308,17 +325,27 @@ def test_fan_out_fixes_a_holon_pull_request_on_a_change_request(
     assert _check_writes(github_server) == [("checks/create", "in_progress")]
     lists_before = github_server.count("issues/list-comments")
 
-    output = story.run_job(decide, entry["run"])
+    # The run job starts from the pull request's head; decide (and settle) checked out main.
+    assert entry["ref"] == story.head
+    assert _git(story.first.workspace, "rev-parse", "HEAD") == story.main
+    output = story.run_job(decide, entry)
+    record = json.loads((output / "run.json").read_text())
+    assert record["snapshot"]["head"] == story.head  # the start the runner saw, recorded
     settle, done = story.settle(decide, {artifact_name(entry["run"], 1): output}, outputs["matrix"])
     assert done.returncode == 0, done.stdout + done.stderr
     settled = settle.outputs()
     assert (settled["closure_outcome"], settled["lifecycle_outcome"]) == ("completed", "finished")
 
-    # The fix's commit is on the pull request's own branch, on the head the run started from.
+    # The fix's commit is on the pull request's own branch, on the head the run started from,
+    # and its patch applied to the head's calc.py (main's still subtracts).
     fix = story.repo.refs[f"heads/{BRANCH}"]
     assert story.repo.get(fix, "commit")["parents"] == [story.head]
     data = story.repo.objects[story.repo.files(fix)["calc.py"]["sha"]]["data"]
     assert b"def sub(a, b):" in data
+    assert b"return a + b" in data
+    main = story.repo.objects[story.repo.files(story.main)["calc.py"]["sha"]]["data"]
+    assert b"return a - b" in main
+    assert b"return a + b" not in main
     assert pull_of(story.repo.issue(story.number)).head_sha == fix
     assert len(pulls(story.repo)) == 1
     # One comment, now the handoff; settle never re-announced the run (no progress upsert).
@@ -344,7 +371,7 @@ def test_a_re_run_of_settle_collects_nothing_twice(github_server: Any, tmp_path:
     story = PullStory(tmp_path, github_server)
     decide, outputs = story.decide()
     (entry,) = json.loads(outputs["matrix"])["include"]
-    output = story.run_job(decide, entry["run"])
+    output = story.run_job(decide, entry)
     first_name = artifact_name(entry["run"], 1)
     first, done = story.settle(decide, {first_name: output}, outputs["matrix"])
     assert done.returncode == 0, done.stdout + done.stderr

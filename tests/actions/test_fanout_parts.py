@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from holon.actions.collect import NO_OUTPUT, CollectHandler
 from holon.actions.defer import DeferHandler
-from holon.actions.matrix import matrix_json, matrix_runs
+from holon.actions.matrix import MatrixEntry, matrix_json, matrix_runs
 from holon.actions.run_bundle import BUNDLE_FILE, RunBundle, read_bundle
 from holon.actions.run_intake import take_run_outputs
 from holon.actions.safe_tree import Refused, copy_tree
@@ -38,14 +39,14 @@ out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
 """
 
 
-def _intent(skill: str = "github-issue-solve", number: int = 1) -> ActionIntent:
+def _intent(skill: str = "github-issue-solve", number: int = 1, **head: str) -> ActionIntent:
     inputs = {"issue": str(number)} if skill != "github-pr-fix" else {"pull_request": str(number)}
     kind = "issue" if skill != "github-pr-fix" else "pull_request"
     return ActionIntent(
         id=f"int-{skill[7:11]}{number}",
         type="run_skill",
         target=Target(kind=kind, id=str(number), repo=REPO),
-        args={"skill": skill, "inputs": inputs},
+        args={"skill": skill, "inputs": inputs, **head},
         reason="test",
         idempotency_key="k",
         decider="policy",
@@ -62,6 +63,7 @@ class Context:
 
 def _defer(tmp_path: Path, **kw: object) -> DeferHandler:
     catalog = default_catalog()
+    kw.setdefault("base_sha", "a" * 40)
     return DeferHandler(
         bundle_root=tmp_path / "bundles",
         clock=lambda: NOW,
@@ -70,7 +72,6 @@ def _defer(tmp_path: Path, **kw: object) -> DeferHandler:
         env={"HOLON_ENGINE": "replay"},
         context=Context(),
         host=frozenset({"github-publish", "github-context"}),
-        base_sha="a" * 40,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -91,8 +92,11 @@ def test_defer_writes_the_bundle_the_runner_would_run_and_a_matrix_entry(tmp_pat
     assert (loaded.context / "issue.md").read_text() == f"the issue of {intent.id}"
     assert [s.name for s in loaded.skills] == ["github-issue-solve"]
     assert json.loads(matrix_json(handler.entries)) == {
-        "include": [{"run": run, "skill": "github-issue-solve", "subject": "issue:1"}]
+        "include": [
+            {"run": run, "skill": "github-issue-solve", "subject": "issue:1", "ref": "a" * 40}
+        ]
     }
+    assert bundle.base_sha == "a" * 40  # an issue's run starts from decide's checkout
     assert matrix_runs(matrix_json(handler.entries)) == {run}
     assert "ghs_" not in (tmp_path / "bundles" / run / BUNDLE_FILE).read_text()
 
@@ -151,7 +155,8 @@ def test_intake_takes_expected_runs_and_reports_refusals(tmp_path: Path) -> None
 def _run_bundle(
     tmp_path: Path, workspace: Path, intent: ActionIntent, agent: str = AGENT
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    handler = _defer(tmp_path)
+    # Decide's checkout is the workspace's commit (every job of the run checked it out).
+    handler = _defer(tmp_path, base_sha=_head(workspace))
     with pytest.raises(Deferred):
         handler(intent, 1)
     script = tmp_path / "agent.py"
@@ -165,6 +170,12 @@ def _run_bundle(
         argv, cwd=workspace, env=serve_env(), capture_output=True, text=True, timeout=120
     )
     return done, output
+
+
+def _head(repo: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _collect(tmp_path: Path, **kw: object) -> CollectHandler:
@@ -282,3 +293,101 @@ def test_a_run_another_workflow_run_still_has_is_not_bundled_twice(
     assert raised.value.keep is not bundled
     assert bool(handler.entries) is bundled
     assert raised.value.by == (None if not bundled else "100-2")
+
+
+HEAD = "b" * 40
+PR_FIXER = """
+import json, os, pathlib
+ws = pathlib.Path(os.environ["HOLON_WORKSPACE_DIR"])
+out = pathlib.Path(os.environ["HOLON_OUTPUT_DIR"])
+(ws / "tracked.txt").write_text("line 1\\nfixed as the review asked\\n")
+(out / "summary.md").write_text("Fixed.")
+(out / "pr-fix.json").write_text(json.dumps({"review_replies": [], "checks": [],
+    "verification": [{"command": "true", "exit_code": 0}]}))
+(out / "manifest.json").write_text(json.dumps({"status": "completed", "outcome": "success"}))
+"""
+
+
+def test_a_pull_requests_run_starts_from_its_head_a_fork_s_too(tmp_path: Path) -> None:
+    handler = _defer(tmp_path)
+    for number, where in ((4, "same"), (5, "fork")):
+        intent = _intent("github-pr-fix", number, head_sha=HEAD, head_repo=where)
+        with pytest.raises(Deferred):
+            handler(intent, 1)
+        assert read_bundle(tmp_path / "bundles" / f"{intent.id}-1").bundle.base_sha == HEAD
+    # The run job checks out the head (the untrusted half: no write token, no cache token).
+    assert [e.ref for e in handler.entries] == [HEAD, HEAD]
+    include = json.loads(matrix_json(handler.entries))["include"]
+    assert [entry["ref"] for entry in include] == [HEAD, HEAD]
+
+
+@pytest.mark.parametrize(
+    ("head", "checkout"),
+    [
+        ("B" * 40, "a" * 40),  # not lowercase
+        ("b" * 39, "a" * 40),
+        ("b" * 64, "a" * 40),  # a sha-256 id is not what the run job's checkout takes
+        ("main", "a" * 40),  # a branch name moves; the run needs the commit
+        ("b" * 40 + "\n", "a" * 40),
+        ("${{ github.token }}", "a" * 40),
+        (None, "not-a-sha"),  # decide's own checkout, malformed
+    ],
+)
+def test_a_malformed_start_commit_never_reaches_the_matrix(
+    tmp_path: Path, head: str | None, checkout: str
+) -> None:
+    handler = _defer(tmp_path, base_sha=checkout)
+    intent = _intent("github-pr-fix", 4, **({"head_sha": head} if head is not None else {}))
+    result = handler(intent, 1)
+    assert result.status == "failed"
+    assert "is not a full commit id" in (result.error or "")
+    assert handler.entries == []
+    assert json.loads(matrix_json(handler.entries)) == {"include": []}
+    assert not (tmp_path / "bundles" / f"{intent.id}-1").exists()
+    with pytest.raises(ValidationError):
+        MatrixEntry(run="r-1", skill="s", subject="issue:1", ref=head or checkout)
+
+
+def test_run_refuses_a_workspace_at_another_commit_than_its_bundles_start(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    workspace = make_repo(dirty=False)
+    intent = _intent("github-pr-fix", 4, head_sha=HEAD, head_repo="same")
+    handler = _defer(tmp_path, base_sha=_head(workspace))
+    with pytest.raises(Deferred):
+        handler(intent, 1)
+    argv = holon_argv(
+        "run", "--bundle", str(tmp_path / "bundles" / f"{intent.id}-1"), "--output",
+        str(tmp_path / "out"), "--runtime", "local", "--agent", "false",
+    )  # fmt: skip
+    done = subprocess.run(
+        argv, cwd=workspace, env=serve_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert f"not at {HEAD}, the commit this bundle's run starts from" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "run.json").exists()
+
+
+def test_collect_accepts_only_the_run_jobs_start_commit(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    workspace = make_repo(dirty=False)
+    at = _head(workspace)
+    intent = _intent("github-pr-fix", 4, head_sha=at, head_repo="same")
+    done, output = _run_bundle(tmp_path, workspace, intent, PR_FIXER)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["snapshot"]["head"] == at  # the start the runner saw, recorded
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    output.rename(runs / f"{intent.id}-1")
+    # Settle's checkout (GITHUB_SHA) is another commit: the head is what the run must start at.
+    result = _collect(tmp_path, base_sha="c" * 40)(intent, 1)
+    assert (result.status, result.run_outcome) == ("succeeded", "success"), result.error
+    # The same output for an intent whose head is elsewhere: refused, set aside.
+    moved = _intent("github-pr-fix", 4, head_sha=HEAD, head_repo="same")
+    result = _collect(tmp_path, base_sha=at)(moved, 1)
+    assert result.status == "failed"
+    assert f"started at '{at}', not at {HEAD}" in (result.error or "")
+    assert (runs / f"{intent.id}-1.refused").is_dir()

@@ -92,3 +92,17 @@ def test_re_runs_name_artifacts_by_attempt_and_settle_hears_decides_result() -> 
     assert outputs["with"]["pattern"] == ARTIFACT_PREFIX + "a*"
     env = next(s["env"] for s in settle["steps"] if s.get("id") == "settle")
     assert env["HOLON_DECIDE_RESULT"] == "${{ needs.decide.result }}"
+
+
+def test_only_the_run_jobs_check_out_the_commit_decide_chose() -> None:
+    jobs = _workflow()["jobs"]
+    # The run job: the matrix entry's commit (a pull request's head, a fork's too), through
+    # `with:`, never a script; its token is not persisted.
+    (checkout,) = _uses(jobs["run"], "actions/checkout")
+    assert checkout["with"] == {"ref": "${{ matrix.ref }}", "persist-credentials": False}
+    # The trusted jobs check out the event's own commit (no ref) and Holon at holon_ref.
+    for name in ("decide", "settle"):
+        for step in _uses(jobs[name], "actions/checkout"):
+            ref = step["with"].get("ref")
+            assert ref is None or step["with"].get("repository") == "holon-run/holon", step
+            assert "matrix." not in yaml.safe_dump(step)
