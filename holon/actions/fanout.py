@@ -71,10 +71,9 @@ def run_decide(
     from holon.actions.event import envelope_from_actions
     from holon.actions.matrix import matrix_json
     from holon.actions.single import (
-        TICKS,
         _client,
-        _reconcile,
         build_step_serve,
+        handle_with_tick,
         refuse_fork_head,
         step_policy,
     )
@@ -114,11 +113,9 @@ def run_decide(
     serve.open()
     try:
         serve.handle_follow_ups()
-        if config.event_name in TICKS and client is not None and serve.options.repo:
-            # A tick reconciles as single mode does (its code path): what a dropped run missed
-            # is decided here, its runs deferred like the event's own.
-            notes += _reconcile(serve, client, serve.options.repo, clock(), config.mention)
-        serve.handle(envelope)
+        # A tick reconciles as single mode does (its code path): what a dropped run missed is
+        # decided here, its runs deferred like the event's own.
+        notes += handle_with_tick(serve, envelope, env, config, client, clock, _warn)
     finally:
         serve.close()
     handed = hand_over(config.state_dir, decided_dir(env, config.state_dir))

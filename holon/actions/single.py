@@ -69,21 +69,7 @@ def run_step(
     try:
         on_serve(serve)
         serve.handle_follow_ups()  # of the runs the restored state's recovery settled
-        cursor: Record | None = None
-        if config.event_name in TICKS and client is not None and serve.options.repo:
-            from holon.github.client import GitHubConfig
-
-            login = GitHubConfig.from_env(env).login
-            found, cursor = _reconcile(
-                serve, client, serve.options.repo, clock(), config, login, warn
-            )
-            notes += found
-        if not serve.stopping.is_set():
-            serve.handle(envelope)
-        if cursor is not None and not serve.failed and not serve.stopping.is_set():
-            # Only once every event of its window was handled: a failed or stopped step
-            # leaves the old cursor, so the next tick reads the same window again.
-            serve.state.put(cursor)
+        notes += handle_with_tick(serve, envelope, env, config, client, clock, warn)
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
@@ -98,6 +84,33 @@ def run_step(
         failed=bool(serve.failed or result.problems),
     )
     return result
+
+
+def handle_with_tick(
+    serve: Serve,
+    envelope: EventEnvelope,
+    env: Mapping[str, str],
+    config: ActionConfig,
+    client: github.Github | None,
+    clock: Callable[[], datetime],
+    warn: Callable[[str], None],
+) -> list[str]:
+    """Handle the step's event; on a tick first what a dropped run missed since the cursor
+    (every mode that decides does this, single and fan-out's decide). The new cursor is put
+    only once every event of its window was handled: a failed or stopped step leaves the old
+    one, so the next tick reads the same window again."""
+    notes: list[str] = []
+    cursor: Record | None = None
+    if config.event_name in TICKS and client is not None and serve.options.repo:
+        from holon.github.client import GitHubConfig
+
+        login = GitHubConfig.from_env(env).login
+        notes, cursor = _reconcile(serve, client, serve.options.repo, clock(), config, login, warn)
+    if not serve.stopping.is_set():
+        serve.handle(envelope)
+    if cursor is not None and not serve.failed and not serve.stopping.is_set():
+        serve.state.put(cursor)
+    return notes
 
 
 def quiet_writes(say: Callable[[str], None]) -> Callable[[str], None]:
@@ -332,6 +345,7 @@ __all__ = [
     "TICKS",
     "build_step_serve",
     "continuable_in",
+    "handle_with_tick",
     "refuse_fork_head",
     "run_step",
     "step_policy",

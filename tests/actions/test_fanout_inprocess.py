@@ -73,11 +73,11 @@ def test_re_activation_happens_in_settle_only_and_once(
     sent: list[list[Reactivation]] = []
     real = reactivate.reactivations
 
-    def continuable(closures: Any, state: Any, *, budget: int, now: datetime) -> Any:
+    def continuable(closures: Any, state: Any, *, budget: int, now: datetime, **rest: Any) -> Any:
         # The settled run is made continuable here (a real one needs an agent that leaves
         # runnable work); what settle does with it is the real code.
         asked.append(",".join(sorted(closures)))
-        items, records = real(closures, state, budget=budget, now=now)
+        items, records = real(closures, state, budget=budget, now=now, **rest)
         return [*items, Reactivation("issue:1", 1, "github-issue-solve")], records
 
     def dispatch(items: Any, scope: Any, *, workflow_file: str, ref: str) -> list[str]:
