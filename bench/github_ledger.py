@@ -55,6 +55,7 @@ FACTS = {
     "pull": "facts: a pull request",
     "is_holon_pr": "facts: whether a pull request is Holon's",
     "checks_green": "facts: checks on a sha",
+    "head": "facts: a pull request's head",
 }
 
 

@@ -25,6 +25,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "facts: an actor's permission": ("1",),
     "facts: a pull request": ("2",),
     "facts: whether a pull request is Holon's": ("1",),
+    "facts: a pull request's head": ("1",),
     "facts: checks on a sha": ("3", "4"),
 }
 RETRY_EXTRA = 1  # a write answered 5xx after GitHub did it: one look-up more, nothing resent
