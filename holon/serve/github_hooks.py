@@ -42,8 +42,8 @@ from holon.github.checks import settle_check, start_check
 from holon.github.effects import EffectRefused, Scope, Subject, subject_from
 from holon.github.facts import GitHubFacts
 from holon.github.progress import settle, start_progress
-from holon.github.publish_handler import PUBLISHED
-from holon.github.publish_handler import SKILL as PUBLISH
+from holon.github.publish_names import PUBLISHED
+from holon.github.publish_names import SKILL as PUBLISH
 from holon.intent import ActionIntent
 from holon.terminal import line
 
