@@ -28,10 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from holon.closure.handoff import ArtifactLink, Handoff, HandoffContext, build_handoff
-from holon.closure.handoff import Subject as HandoffSubject
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import PassReport
 from holon.errorlog import log_traceback
@@ -46,6 +44,9 @@ from holon.github.publish_names import PUBLISHED
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.intent import ActionIntent
 from holon.terminal import line
+
+if TYPE_CHECKING:
+    from holon.closure.handoff import ArtifactLink, Handoff
 
 NOTE_LIMIT = 300
 FIX = "github-pr-fix"  # its publishing moves the pull request's head
@@ -85,6 +86,10 @@ def handoff_for(
 ) -> Handoff:
     """The handoff of `intent`'s run on its subject, from the subject's closure and what the run
     made (what the comment says; `holon action` also builds it offline for its outputs)."""
+    # The handoff models and their prose only when a subject has work to hand off.
+    from holon.closure.handoff import HandoffContext, build_handoff
+    from holon.closure.handoff import Subject as HandoffSubject
+
     target = intent.target
     skill = announced_skill(intent)
     artifacts, state = _artifacts(made, skill)

@@ -25,10 +25,10 @@ from pydantic import (
     field_validator,
 )
 
+from holon import yamlio
 from holon.errors import InvalidInput
 from holon.skills.folder import SkillFiles, read_folder
 from holon.validation import describe_validation_error
-from holon.yamlio import StrictLoader
 
 SKILL_FILE = "SKILL.md"
 PROMPT_FILE = "prompt.md.j2"
@@ -144,7 +144,7 @@ def parse_skill(text: str, source: str) -> Skill:
     if end < 0:
         raise InvalidInput(f"{source}: unterminated frontmatter")
     try:
-        data = yaml.load(text[4:end], Loader=StrictLoader)  # noqa: S506 - a SafeLoader
+        data = yamlio.load(text[4:end])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
