@@ -64,7 +64,8 @@ def _seconds(value: Any) -> float:
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     authority: Literal["triage", "write", "maintain", "admin"] = "write"
     cooldown: float = 600.0
@@ -92,7 +93,8 @@ class Settings(BaseModel):
 
 
 class Rule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     on: list[str] = Field(default_factory=list, description="event types; empty: any event")

@@ -43,7 +43,8 @@ def _inside(value: str, what: str) -> str:
 
 
 class SkillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     description: str = ""
@@ -58,7 +59,8 @@ def _artifact(value: Any) -> Any:
 class SkillArtifact(BaseModel):
     """An artifact the skill's run writes under the output directory, checked by the runner."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     path: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
     description: str = ""
