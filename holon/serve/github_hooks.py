@@ -36,7 +36,6 @@ from holon.errorlog import log_traceback
 from holon.errors import HolonError
 from holon.executor.handlers import Handler
 from holon.executor.result import ActionResult, EffectOutput
-from holon.github.checks import settle_check, start_check
 from holon.github.effects import EffectRefused, Scope, Subject, subject_from
 from holon.github.facts import GitHubFacts
 from holon.github.progress import settle, start_progress
@@ -170,6 +169,8 @@ class GitHubHooks:
         start_progress(self.scope, subject, skill, self.run_url)
         head = intent.args.get("head_sha")
         if subject.kind == "pull_request" and isinstance(head, str) and head:
+            from holon.github.checks import start_check  # check runs: pull requests only
+
             start_check(self.scope, subject, head, skill=skill, run_url=self.run_url)
 
     def _settle(
@@ -189,6 +190,8 @@ class GitHubHooks:
         head = intent.args.get("head_sha")
         if subject.kind != "pull_request" or not isinstance(head, str) or not head:
             return
+        from holon.github.checks import settle_check  # check runs: pull requests only
+
         settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
         moved_to = made.sha if made is not None else None
         if intent.args.get("skill") == PUBLISH and skill == FIX and moved_to and moved_to != head:
