@@ -232,6 +232,8 @@ def _artifacts(
     the pull request and the commit, or the commit a review is of)."""
     if made is None:
         return [], []
+    from holon.closure.handoff import ArtifactLink
+
     artifacts = []
     if made.url is not None and made.number is not None:
         artifacts.append(ArtifactLink(name=f"pull request #{made.number}", url=made.url))
