@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr, ValidationError
 
-from holon import jsonio
+from holon import gcpause, jsonio
 from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
@@ -203,6 +203,7 @@ class Serve:
         """Open the state and recover. With `interrupted` (why: the workflow run was cancelled),
         the skill runs left unfinished are first settled as a user interruption, so recovery
         never starts them again (`holon action`'s cleanup phase)."""
+        gcpause.resume()  # start-up is done: collect from here on (holon/gcpause.py)
         options = self.options
         # Fail on a bad policy before touching anything.
         policy = self._policy or load_policy(options.policy)
