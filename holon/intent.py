@@ -33,7 +33,8 @@ Priority = Literal["low", "normal", "high"]
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class RunSkillArgs(_Args):

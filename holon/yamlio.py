@@ -11,6 +11,11 @@ line and column:
 - A string holding a lone surrogate escape (`"\\ud800"`) is refused: it cannot be written as UTF-8.
 - Aliases expanding past `MAX_NODES` nodes ("billion laughs"), or an alias inside itself, are
   refused before anything is built from them.
+
+`load` and `load_document` parse with libyaml when PyYAML has it (about ten times faster: the
+built-in skills and policy are parsed by every `holon action`), building the data with the same
+Python constructor and resolver; any error there is left to PyYAML's own parser, which reports
+it (or accepts the text) exactly as it always has.
 """
 
 from __future__ import annotations
@@ -19,8 +24,16 @@ import re
 from typing import Any
 
 import yaml
-from yaml.constructor import ConstructorError
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+try:
+    from yaml._yaml import CParser
+
+    LIBYAML = True
+except ImportError:  # PyYAML built without libyaml: its own parser only
+    LIBYAML = False
 
 # A spec or policy of 1 MiB holds well under this many nodes written out; only aliases go past it.
 MAX_NODES = 1_000_000
@@ -125,3 +138,75 @@ class StrictLoader(yaml.SafeLoader):
 
 StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
 StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
+
+
+_WITH_LIBYAML: dict[type[StrictLoader], type[StrictLoader]] = {}
+
+
+def _with_libyaml(loader: type[StrictLoader]) -> type[StrictLoader] | None:
+    """`loader` with libyaml's parser and composer (its constructor and resolver unchanged)."""
+    if not LIBYAML:
+        return None
+    found = _WITH_LIBYAML.get(loader)
+    if found is None:
+
+        class Fast(CParser, loader):  # type: ignore[misc, valid-type]
+            def __init__(self, stream: str) -> None:
+                CParser.__init__(self, stream)
+                SafeConstructor.__init__(self)
+                Resolver.__init__(self)
+
+        found = _WITH_LIBYAML[loader] = Fast
+    return found
+
+
+# libyaml composes without Python recursion, PyYAML's composer recurses a few frames per level
+# and gives up (RecursionError: "nested too deeply") a few hundred levels down. Deeper than this,
+# PyYAML's parser decides, so such a document is refused (or not) exactly as before.
+FAST_DEPTH = 64
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _deeper_than(root: Node, limit: int) -> bool:
+    stack: list[tuple[Node, int]] = [(root, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if id(node) in seen:
+            continue  # an alias: its node is measured where it is defined
+        seen.add(id(node))
+        stack.extend((child, depth + 1) for child in _children(node))
+    return False
+
+
+def _parse(loader: type[StrictLoader], text: str, fast: bool = False) -> tuple[Node | None, Any]:
+    parser = loader(text)
+    try:
+        node = parser.get_single_node()
+        if fast and node is not None and _deeper_than(node, FAST_DEPTH):
+            raise _TooDeep
+        return node, parser.construct_document(node) if node is not None else None
+    finally:
+        parser.dispose()
+
+
+def load_document(text: str, loader: type[StrictLoader] = StrictLoader) -> tuple[Node | None, Any]:
+    """The node tree and the data of the one document in `text` (None, None when empty), as
+    `yaml.load(text, Loader=loader)` gives the data. Raises what PyYAML's own parser raises."""
+    fast = _with_libyaml(loader)
+    if fast is not None:
+        try:
+            return _parse(fast, text, fast=True)
+        except Exception:  # noqa: S110 - PyYAML's own parser below says what is wrong, as before
+            pass
+    return _parse(loader, text)
+
+
+def load(text: str, loader: type[StrictLoader] = StrictLoader) -> Any:
+    """`yaml.load(text, Loader=loader)`, through libyaml when present (see `load_document`)."""
+    return load_document(text, loader)[1]

@@ -9,7 +9,10 @@ that does import the docker backend, so a parser that finds nothing cannot pass 
 
 `holon action` needs PyGithub (with a token it talks to GitHub) and jinja2 (it renders the step
 summary), but imports docker only when a skill runs with the docker runtime, and jinja2 only
-from the function that renders (never as the import of a module it loads).
+from the function that renders (never as the import of a module it loads). An event that runs
+no skill (`/holon help`, a plain comment) imports none of Holon's own heavier parts either: the
+runner, publishing and its preview, the agent-context readers, the Agent Contract models and
+the handoff (`LAZY`); a skill run imports them all, which checks the check.
 """
 
 from __future__ import annotations
@@ -30,6 +33,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "tests/fixtures/octokit-webhooks/examples.json"
 HEAVY = ("docker", "github", "jinja2")
+# Holon's modules that `holon action` imports only when a pass needs them (a skill runs, a run
+# is published or previewed, a run's context is collected, a subject's work is handed off).
+LAZY = (
+    "holon.runner",
+    "holon.github.publish",  # publish.py and every publish_* module but the two below
+    "holon.github.context",  # the readers: context, context_api, context_payload, ...
+    "holon.contract",
+    "holon.closure.handoff",
+)
+LIGHT = ("holon.github.publish_names", "holon.github.publish_policy")
 
 _LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)(\S+)\s*$")
 
@@ -165,6 +178,15 @@ def _action_imports(
     return imported(proc.stderr), step.outputs()
 
 
+def lazy_imports(modules: list[Imported]) -> list[str]:
+    """The `LAZY` modules imported, each with the chain that pulled it in."""
+    return [
+        chain(modules, i)
+        for i, m in enumerate(modules)
+        if m.name.startswith(LAZY) and m.name not in LIGHT
+    ]
+
+
 def _first_import(modules: list[Imported], top: str) -> Imported | None:
     """The package's own line (its submodules are listed before it, deeper)."""
     return next((m for m in modules if m.name == top), None)
@@ -182,6 +204,8 @@ def test_holon_action_without_a_skill_run_imports_no_docker_and_jinja2_only_to_r
     # The step summary is rendered (and the usage reply): from a function, at run time.
     assert jinja2 is not None
     assert jinja2.depth == 0, heavy_imports(modules)
+    # No skill runs: no runner, publishing, preview, context readers, contract or handoff.
+    assert lazy_imports(modules) == []
 
 
 def test_holon_action_running_a_skill_locally_imports_no_docker(
@@ -198,6 +222,10 @@ def test_holon_action_running_a_skill_locally_imports_no_docker(
     )
     assert "github-issue-solve" in outputs["runs"]  # a skill did run
     assert _first_import(modules, "docker") is None, heavy_imports(modules)
+    # The control of the check above: a run imports what a pass without one must not (this
+    # run changes nothing, so nothing is published; publishing is exercised in tests/serve).
+    assert {"holon.runner", "holon.contract", "holon.closure.handoff"} <= {m.name for m in modules}
+    assert lazy_imports(modules) != []
 
 
 @pytest.mark.docker

@@ -28,7 +28,6 @@ from holon.closure.record import ClosureRecord
 from holon.controller.ledger import StateLedger, current_unit, last_skill, unit_start
 from holon.controller.reactivation import reactivation_data, received, record_key, sent
 from holon.gateway.continuation import NotAContinuation, inputs_for
-from holon.github.dispatch import WorkflowDispatch, dispatch
 from holon.github.effects import EffectRefused, Scope
 from holon.github.errors import GitHubError
 from holon.state.model import Record, ServeState
@@ -169,6 +168,8 @@ def dispatch_reactivations(
     """Dispatch `workflow_file` on `ref` once per item; one line each, for the summary. A
     dispatch is sent once: one that failed is not retried here (GitHub may have accepted it);
     the subject's record keeps it pending until `PENDING_FOR` has passed."""
+    from holon.github.dispatch import WorkflowDispatch, dispatch  # only when work continues
+
     lines: list[str] = []
     for item in items:
         try:

@@ -8,10 +8,13 @@ Single mode (`single.py`) and fan-out (`fanout.py`) both end in one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from holon.closure.handoff import Handoff
 from holon.closure.mapping import SEVERITY, report_for
 from holon.closure.record import ClosureRecord
+
+if TYPE_CHECKING:
+    from holon.closure.handoff import Handoff
 
 
 @dataclass(frozen=True)

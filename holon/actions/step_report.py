@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from holon.actions.config import ActionConfig
 from holon.actions.result import Line, RunRow, StepResult
-from holon.closure.handoff import Handoff
 from holon.controller.decide import target_of
 from holon.controller.pass_report import PassReport
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 
 if TYPE_CHECKING:
+    from holon.closure.handoff import Handoff
     from holon.serve.serve import Serve
 
 _PHASE = re.compile(r" \((start|settle)\)(?=:)")

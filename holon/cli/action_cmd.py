@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING
 
 from holon.errors import Interrupted, InvalidInput
 
+# Its start-up (the serve and what the step imports for it) ends when the serve opens, which
+# resumes the garbage collector (holon/gcpause.py).
+RESUMES_GC = True
+
 if TYPE_CHECKING:
     from holon.actions.config import ActionConfig
     from holon.actions.result import StepResult

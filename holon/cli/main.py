@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol, cast
 
-from holon import __version__
+from holon import __version__, gcpause
 from holon.errorlog import format_traceback, log_traceback
 from holon.errors import HolonError
 from holon.jsonio import scrub
@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class Command(Protocol):
+    # A command whose start-up goes on inside `main` sets `RESUMES_GC = True` and resumes the
+    # collector itself when it is done (`holon.gcpause`); any other resumes it before `main`.
     def configure(self, parser: argparse.ArgumentParser) -> None: ...
 
     def main(self, args: argparse.Namespace) -> int: ...
@@ -148,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         module = cast(Command, importlib.import_module(COMMANDS[args.command][0]))
+        if not getattr(module, "RESUMES_GC", False):
+            gcpause.resume()
         return module.main(args)
     except BrokenPipeError:
         return _pipe_closed()
@@ -174,6 +178,7 @@ def _terminate(signum: int, frame: object) -> None:
 
 def entry() -> NoReturn:
     signal.signal(signal.SIGTERM, _terminate)
+    gcpause.pause()  # until the command's start-up is done (holon/gcpause.py)
     code = main()
     try:
         sys.stdout.flush()

@@ -51,7 +51,8 @@ _STOPPED_STATES = ("cancelled", "interrupted")
 class Closure(BaseModel):
     """The derived closure of one unit, with the evidence that decided it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     unit: str
     closure_outcome: ClosureOutcome

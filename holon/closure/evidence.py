@@ -35,7 +35,8 @@ RunOutcome = Literal["success", "failure", "needs_human"]
 
 
 class _Item(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str = Field(min_length=1, description="Unique within the evidence document.")
     source: str = Field(
@@ -47,7 +48,8 @@ class _Item(BaseModel):
 class ChildClosure(BaseModel):
     """A child task's own derived closure, fed back to its parent."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     outcome: ClosureOutcome
     waiting_reason: WaitingReason | None = None
@@ -86,7 +88,8 @@ class TaskItem(_Item):
 
 
 class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -176,7 +179,8 @@ EvidenceItem = Annotated[
 
 
 class Unit(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     kind: Literal["turn", "task"] = "turn"
     id: str = Field(default="unit", min_length=1)
@@ -185,7 +189,8 @@ class Unit(BaseModel):
 class Evidence(BaseModel):
     """All evidence about one unit of work (a turn, or a task)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     unit: Unit = Field(default_factory=Unit)
     items: list[EvidenceItem] = Field(default_factory=list)

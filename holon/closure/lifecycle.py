@@ -45,7 +45,8 @@ PHASES: dict[str, LifecycleOutcome | Literal["question", "internal"] | None] = {
 class Normalized(BaseModel):
     """A lifecycle reading: the canonical outcome, or why there is none to show."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     lifecycle_outcome: LifecycleOutcome | None
     source: Literal["lifecycle_outcome", "run_outcome", "current_phase", "none"]

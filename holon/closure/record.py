@@ -16,7 +16,8 @@ from holon.validation import describe_validation_error
 class ClosureRecord(Closure):
     """Closure fields plus the row of the mapping table that reports them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     lifecycle_outcome: LifecycleOutcome | None
     exit_code: int

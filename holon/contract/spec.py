@@ -22,12 +22,11 @@ from pydantic import (
     model_validator,
 )
 
-from holon import jsonio
+from holon import jsonio, yamlio
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
 from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
-from holon.yamlio import StrictLoader
 
 # A spec is a page of YAML; far more is not a spec (it is copied to the agent and kept).
 MAX_SPEC_BYTES = 1024 * 1024
@@ -203,7 +202,7 @@ class Spec(_Strict):
 def parse_spec(text: str, source: str = "spec.yaml") -> Spec:
     """Parse and validate spec text; every problem becomes one InvalidInput line."""
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader (holon/yamlio.py)
+        data = yamlio.load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

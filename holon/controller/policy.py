@@ -15,7 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from holon import jsonio
+from holon import jsonio, yamlio
 from holon.controller.publish_settings import PublishSettings
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
@@ -64,7 +64,8 @@ def _seconds(value: Any) -> float:
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     authority: Literal["triage", "write", "maintain", "admin"] = "write"
     cooldown: float = 600.0
@@ -92,7 +93,8 @@ class Settings(BaseModel):
 
 
 class Rule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     on: list[str] = Field(default_factory=list, description="event types; empty: any event")
@@ -149,11 +151,9 @@ def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...
 
 def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
     """Parse and validate a policy; every problem is one line naming where it is."""
-    loader = _Loader(text)
     try:
         # One parse: the node tree gives the lines of errors, the same tree the data.
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        node, data = yamlio.load_document(text, _Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
@@ -162,8 +162,6 @@ def parse_policy(text: str, source: str = "policy.yaml") -> Policy:
         ) from None
     except RecursionError:  # nesting deeper than Python's stack: bad input, not a bug
         raise InvalidInput(f"{source}: invalid YAML (nested too deeply)") from None
-    finally:
-        loader.dispose()
     if not isinstance(data, dict) or node is None:
         raise InvalidInput(f"{source}: expected a mapping with `version`, `settings`, `rules`")
     lines: dict[tuple[Any, ...], int] = {}

@@ -91,6 +91,25 @@ class NotConfiguredHandler:
         return result_of(intent, attempt, self.clock(), "failed", error=self.why)
 
 
+class LazyHandler:
+    """A handler made on its first call by `make`: what most passes never reach (publishing and
+    its preview, with the runner and the GitHub data API behind them) is imported and built only
+    when an intent is routed to it, not by every process that builds an executor."""
+
+    def __init__(self, make: Callable[[], Handler]) -> None:
+        self._make = make
+        self._made: Handler | None = None
+
+    @property
+    def handler(self) -> Handler:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __call__(self, intent: ActionIntent, attempt: int) -> ActionResult:
+        return self.handler(intent, attempt)
+
+
 class ContextSource(Protocol):
     """Fills `dest` (an empty directory) with the run's context: what the intent's event is
     about (`github-context`). Implemented outside the executor (serve builds one over the

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from holon.closure.handoff import Handoff, render_handoff
 from holon.controller.guardrails import HOLON_CHECK
 from holon.github.body import SUMMARY_LIMIT, with_marker
 from holon.github.comments import comment_marker
@@ -32,6 +32,9 @@ from holon.github.marker import Marker, parse_marker
 from holon.github.outcome import EffectOutcome
 from holon.github.progress import NOUNS
 from holon.templating import render
+
+if TYPE_CHECKING:
+    from holon.closure.handoff import Handoff
 
 EFFECT = "check_run"
 NAME = HOLON_CHECK  # the controller knows it by this name as Holon's own
@@ -170,6 +173,8 @@ def settle_check(
 ) -> EffectOutcome:
     """Complete the check run with the conclusion of `handoff`'s closure (the table in
     `holon.closure.mapping`) and the handoff as its summary."""
+    from holon.closure.handoff import render_handoff  # its prose only when a run settles
+
     label = handoff.outcome or "continuing"
     summary = render_handoff(handoff, "summary")
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from holon.executor.handlers import result_of
 from holon.executor.result import ActionResult, EffectOutput
-from holon.github.dispatch import RepositoryDispatch, dispatch
 from holon.github.effects import EffectRefused, Scope, subject_from
 from holon.github.errors import GitHubError
 from holon.github.issues import close_issue, request_review
@@ -58,6 +57,8 @@ class GitHubHandler:
     def _perform(self, intent: ActionIntent) -> EffectOutcome:
         target, args = intent.target, intent.args
         if intent.type == "dispatch":
+            from holon.github.dispatch import RepositoryDispatch, dispatch  # rare: only then
+
             payload = {"subject": target.subject(), "reason": args["reason"], "intent": intent.id}
             request = RepositoryDispatch(DISPATCH_EVENT, payload)
             return dispatch(self.scope, target.repo, request)

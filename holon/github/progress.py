@@ -9,11 +9,15 @@ edits nothing the second time. A failed, timed-out or cancelled run has a closur
 
 from __future__ import annotations
 
-from holon.closure.handoff import Handoff, render_handoff
+from typing import TYPE_CHECKING
+
 from holon.github.comments import upsert_comment
 from holon.github.effects import Scope, Subject
 from holon.github.outcome import EffectOutcome
 from holon.templating import render
+
+if TYPE_CHECKING:
+    from holon.closure.handoff import Handoff
 
 NOUNS = {"issue": "issue", "pull_request": "pull request"}
 
@@ -42,5 +46,7 @@ def settle(scope: Scope, subject: Subject, handoff: Handoff) -> EffectOutcome:
     """Replace the progress comment of `handoff`'s skill with the handoff (posting it when there
     was no progress comment). The comment's marker is the effect's, for `subject` and
     `scope.workflow`, whatever the handoff's context names."""
+    from holon.closure.handoff import render_handoff
+
     body = render_handoff(handoff, "comment")
     return upsert_comment(scope, subject, body, skill=handoff.context.skill)

@@ -13,10 +13,9 @@ so a failure leaves nothing half-pushed (unreferenced objects at most, which Git
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import github
-from pydantic import BaseModel, ConfigDict, Field
 
 from holon.github.errors import PublishError
 from holon.github.logins import same_login
@@ -28,29 +27,12 @@ from holon.github.publish_checks import check_declared, pull_branch
 from holon.github.publish_git import build_tree, fetch_blob, make_commit, read_base
 from holon.github.publish_names import branch_for
 from holon.github.publish_patch import FileChange, parse_patch
+from holon.github.publish_policy import PublishPolicy as PublishPolicy  # re-exported
 from holon.github.publish_pr import PullResult, open_or_update
 from holon.github.publish_ref import BranchPlan, move_branch, plan_branch
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_text import commit_message, pr_body, title
 from holon.refnames import branch_problem
-
-MIB = 1024 * 1024
-
-
-class PublishPolicy(BaseModel):
-    """What the repository's policy allows publishing to do (defaults: the safe choice)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    branch_template: str = "holon/{kind}-{number}"
-    allow_workflow_changes: bool = False
-    co_author: Literal["none", "actor"] = "actor"
-    link: Literal["fixes", "refs"] = "fixes"
-    draft: bool = True
-    workflow: str = "holon"
-    max_files: int = Field(default=300, ge=1, le=3000)
-    max_patch_bytes: int = Field(default=10 * MIB, ge=1, le=100 * MIB)
-    max_bytes: int = Field(default=50 * MIB, ge=1, le=500 * MIB)
 
 
 def checked_changes(patch: bytes, policy: PublishPolicy) -> list[FileChange]:

@@ -37,16 +37,13 @@ from holon.github.outcome import EffectOutcome
 from holon.github.publish import PublishPolicy, publish_change
 from holon.github.publish_api import RepoApi
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
-from holon.github.publish_names import valid_login, valid_run_id
+from holon.github.publish_names import PUBLISHED, SKILL, valid_login, valid_run_id
 from holon.github.publish_replies import PrFixDoc, post_replies, read_replies
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_review import post_review, read_review
 from holon.github.publish_text import Actor
 from holon.github.retry import OnWait
 from holon.intent import ActionIntent
-
-SKILL = "github-publish"
-PUBLISHED = ("github-issue-solve", "github-pr-fix", "github-review")
 
 
 class PublishHandler:

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 
+# The host skill that publishes, and the skills whose runs it publishes (here, not in
+# `publish_handler.py`, so the serve's hooks and routing can name them without importing it).
+SKILL = "github-publish"
+PUBLISHED = ("github-issue-solve", "github-pr-fix", "github-review")
 WORKFLOWS = ".github/workflows/"
 MAX_PATH = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -20,8 +20,7 @@ from holon.executor.result import ActionResult
 from holon.github.errors import PublishError
 from holon.github.publish import PublishPolicy, checked_changes
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
-from holon.github.publish_handler import PUBLISHED, SKILL
-from holon.github.publish_names import branch_for, valid_run_id
+from holon.github.publish_names import PUBLISHED, SKILL, branch_for, valid_run_id
 from holon.github.publish_patch import FileChange
 from holon.github.publish_replies import read_replies
 from holon.github.publish_review import read_review

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from holon.controller.facts import RepoFacts
 from holon.controller.parts import CrashPoint, no_crash
 from holon.controller.policy import Policy, load_policy
-from holon.executor.handlers import Handler
+from holon.executor.handlers import Handler, LazyHandler
 from holon.serve.serve import Serve, ServeOptions
+
+if TYPE_CHECKING:
+    from holon.serve.edge import GitHubEdge, WaitForward
 
 
 def build_serve(
@@ -36,7 +40,7 @@ def build_serve(
     """The serve for `options`; `offline_facts(login)` gives the facts when not on GitHub (or
     always, with `prefer_offline_facts`: `--facts F` wins over live facts)."""
     from holon.github.client import GitHubConfig
-    from holon.github.publish_handler import publish_handlers
+    from holon.github.publish_names import SKILL as PUBLISH
     from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
     from holon.serve.github_hooks import GitHubHooks, run_url_of
     from holon.serve.runs import runs_dir_of
@@ -61,10 +65,9 @@ def build_serve(
     hosted: Any = None
     if edge is not None:
         # Host skills (github-publish) act through the same edge and client, on runs of the
-        # runs dir, as the policy's settings.publish allows.
-        hosted = publish_handlers(
-            edge.config, edge.repo, runs, clock, waits, edge.publish, client=edge.client
-        )
+        # runs dir, as the policy's settings.publish allows; made when a run is first
+        # published (most passes publish nothing, and publishing imports the runner's git).
+        hosted = {PUBLISH: LazyHandler(lambda: _publisher(edge, runs, clock, waits))}
     serve = Serve(
         options,
         clock=clock,
@@ -85,6 +88,17 @@ def build_serve(
     waits.to = serve.journal_wait
     notes.to = serve.github_note
     return serve
+
+
+def _publisher(
+    edge: GitHubEdge, runs: Path, clock: Callable[[], datetime], waits: WaitForward
+) -> Handler:
+    from holon.github.publish_handler import SKILL, publish_handlers
+
+    found = publish_handlers(
+        edge.config, edge.repo, runs, clock, waits, edge.publish, client=edge.client
+    )
+    return found[SKILL]
 
 
 __all__ = ["build_serve"]

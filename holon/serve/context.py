@@ -15,16 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from holon.contract.context import ContextSubject, SubjectKind
 from holon.gateway.envelope import EventEnvelope, is_internal
-from holon.github.context import collect_event
-from holon.github.context_api import ApiReader
-from holon.github.context_payload import PayloadReader
-from holon.github.context_source import ContextReader
 from holon.intent import ActionIntent
 
 if TYPE_CHECKING:
     import github
+
+    from holon.contract.context import ContextSubject, SubjectKind
+    from holon.github.context_source import ContextReader
 
 
 def event_of(env: EventEnvelope | None) -> tuple[str, dict[str, object]]:
@@ -37,6 +35,9 @@ def event_of(env: EventEnvelope | None) -> tuple[str, dict[str, object]]:
 
 
 def subject_of_intent(intent: ActionIntent) -> ContextSubject | None:
+    # The contract package (spec, manifest, layout models) only when a run needs its context.
+    from holon.contract.context import ContextSubject
+
     target = intent.target
     if target.kind in ("issue", "pull_request") and target.id.isdigit() and int(target.id) > 0:
         kind: SubjectKind = "issue" if target.kind == "issue" else "pull_request"
@@ -59,6 +60,11 @@ class EventContext:
         self.timeout = timeout
 
     def collect(self, intent: ActionIntent, dest: Path) -> None:
+        # The readers are imported by the first run that needs a context, not by every serve.
+        from holon.github.context import collect_event
+        from holon.github.context_api import ApiReader
+        from holon.github.context_payload import PayloadReader
+
         env = self.find(intent.event_id)
         event, payload = event_of(env)
         repo = intent.target.repo or (env.scope.repo if env is not None else None)

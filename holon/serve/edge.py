@@ -27,7 +27,7 @@ from holon.github.facts import GitHubFacts
 from holon.github.handler import EFFECTS, GitHubHandler
 from holon.github.live import live_facts
 from holon.github.merge_handler import MergeHandler
-from holon.github.publish import PublishPolicy
+from holon.github.publish_policy import PublishPolicy
 from holon.github.pygithub_repo import open_repo
 from holon.github.rest import repo_path
 from holon.github.retry import Wait

@@ -33,24 +33,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from holon.closure.handoff import ArtifactLink, Handoff, HandoffContext, build_handoff
-from holon.closure.handoff import Subject as HandoffSubject
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import PassReport
 from holon.errorlog import log_traceback
 from holon.errors import HolonError
 from holon.executor.handlers import Handler
 from holon.executor.result import ActionResult, EffectOutput
-from holon.github.checks import settle_check, start_check
 from holon.github.effects import EffectRefused, Scope, Subject, subject_from
 from holon.github.facts import GitHubFacts
 from holon.github.progress import settle, start_progress
-from holon.github.publish_handler import PUBLISHED
-from holon.github.publish_handler import SKILL as PUBLISH
+from holon.github.publish_names import PUBLISHED
+from holon.github.publish_names import SKILL as PUBLISH
 from holon.intent import ActionIntent
 from holon.terminal import line
+
+if TYPE_CHECKING:
+    from holon.closure.handoff import ArtifactLink, Handoff
 
 NOTE_LIMIT = 300
 FIX = "github-pr-fix"  # its publishing moves the pull request's head
@@ -90,6 +90,10 @@ def handoff_for(
 ) -> Handoff:
     """The handoff of `intent`'s run on its subject, from the subject's closure and what the run
     made (what the comment says; `holon action` also builds it offline for its outputs)."""
+    # The handoff models and their prose only when a subject has work to hand off.
+    from holon.closure.handoff import HandoffContext, build_handoff
+    from holon.closure.handoff import Subject as HandoffSubject
+
     target = intent.target
     skill = announced_skill(intent)
     artifacts, state = _artifacts(made, skill)
@@ -211,6 +215,8 @@ class GitHubHooks:
         start_progress(self.scope, subject, skill, self.run_url)
         head = intent.args.get("head_sha")
         if subject.kind == "pull_request" and isinstance(head, str) and head:
+            from holon.github.checks import start_check  # check runs: pull requests only
+
             start_check(self.scope, subject, head, skill=skill, run_url=self.run_url)
 
     def _settle(
@@ -230,6 +236,8 @@ class GitHubHooks:
         head = intent.args.get("head_sha")
         if subject.kind != "pull_request" or not isinstance(head, str) or not head:
             return
+        from holon.github.checks import settle_check  # check runs: pull requests only
+
         settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
         moved_to = made.sha if made is not None else None
         if intent.args.get("skill") == PUBLISH and skill == FIX and moved_to and moved_to != head:
@@ -309,6 +317,8 @@ def _artifacts(
     the pull request and the commit, or the commit a review is of)."""
     if made is None:
         return [], []
+    from holon.closure.handoff import ArtifactLink
+
     artifacts = []
     if made.url is not None and made.number is not None:
         artifacts.append(ArtifactLink(name=f"pull request #{made.number}", url=made.url))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr, ValidationError
 
-from holon import jsonio
+from holon import gcpause, jsonio
 from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.decide import PolicyDecider
@@ -42,12 +42,11 @@ from holon.controller.recovery import deciding_events
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
-from holon.executor.handlers import Handler, RunSkillHandler
+from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
-from holon.github.publish import PublishPolicy
-from holon.github.publish_preview import preview_handlers
+from holon.github.publish_names import SKILL as PUBLISH
 from holon.github.retry import Wait
 from holon.serve.context import EventContext
 from holon.serve.inbox import Inbox, Taken
@@ -204,6 +203,7 @@ class Serve:
         """Open the state and recover. With `interrupted` (why: the workflow run was cancelled),
         the skill runs left unfinished are first settled as a user interruption, so recovery
         never starts them again (`holon action`'s cleanup phase)."""
+        gcpause.resume()  # start-up is done: collect from here on (holon/gcpause.py)
         options = self.options
         # Fail on a bad policy before touching anything.
         policy = self._policy or load_policy(options.policy)
@@ -256,13 +256,9 @@ class Serve:
             github=self.github,
             hosted=self.hosted,
             host_skills=host_skills(self._catalog),
-            # Offline or dry: what publishing would do, shown from the run's own artifacts.
-            preview=preview_handlers(
-                runs_dir,
-                self.clock,
-                PublishPolicy(**policy.settings.publish.model_dump()),
-                title_of=self._titles.get,
-            ),
+            # Offline or dry: what publishing would do, shown from the run's own artifacts
+            # (made when a run is first previewed: most passes publish nothing).
+            preview={PUBLISH: LazyHandler(lambda: self._preview(runs_dir, policy))},
         )
         if self.hooks is not None and run_skill is not None:
             # Wrap what the executor routes run_skill to (the runner, or a host skill's handler).
@@ -295,6 +291,13 @@ class Serve:
             self._account(*self.controller.resume(by="serve start"))
         self.checkpoint()
         return self.controller
+
+    def _preview(self, runs_dir: Path, policy: Policy) -> Handler:
+        from holon.github.publish_policy import PublishPolicy
+        from holon.github.publish_preview import preview_handlers
+
+        settings = PublishPolicy(**policy.settings.publish.model_dump())
+        return preview_handlers(runs_dir, self.clock, settings, title_of=self._titles.get)[PUBLISH]
 
     def event_by_id(self, event_id: str) -> EventEnvelope | None:
         """The envelope of `event_id`: the pass's own, else the journaled one."""

@@ -25,10 +25,10 @@ from pydantic import (
     field_validator,
 )
 
+from holon import yamlio
 from holon.errors import InvalidInput
 from holon.skills.folder import SkillFiles, read_folder
 from holon.validation import describe_validation_error
-from holon.yamlio import StrictLoader
 
 SKILL_FILE = "SKILL.md"
 PROMPT_FILE = "prompt.md.j2"
@@ -43,7 +43,8 @@ def _inside(value: str, what: str) -> str:
 
 
 class SkillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     description: str = ""
@@ -58,7 +59,8 @@ def _artifact(value: Any) -> Any:
 class SkillArtifact(BaseModel):
     """An artifact the skill's run writes under the output directory, checked by the runner."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built on first use: a pass with no work for it never validates one.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     path: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
     description: str = ""
@@ -144,7 +146,7 @@ def parse_skill(text: str, source: str) -> Skill:
     if end < 0:
         raise InvalidInput(f"{source}: unterminated frontmatter")
     try:
-        data = yaml.load(text[4:end], Loader=StrictLoader)  # noqa: S506 - a SafeLoader
+        data = yamlio.load(text[4:end])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

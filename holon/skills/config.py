@@ -22,9 +22,9 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from holon import yamlio
 from holon.errors import InvalidInput
 from holon.validation import describe_validation_error
-from holon.yamlio import StrictLoader
 
 CONFIG_PATH = ".holon/config.yaml"
 MAX_CONFIG_BYTES = 256 * 1024
@@ -88,7 +88,7 @@ def repo_path(repo: Path, relpath: str, what: str) -> Path:
 
 def parse_config(text: str, source: str) -> RepoConfig:
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader (holon/yamlio.py)
+        data = yamlio.load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
