@@ -126,6 +126,9 @@ def stop_handoff(
 ) -> Handoff:
     """The handoff of a subject `stop` stopped: its closure says who stopped it and how to
     restart; `skill` names the comment it settles (the subject's current unit's)."""
+    from holon.closure.handoff import HandoffContext, build_handoff
+    from holon.closure.handoff import Subject as HandoffSubject
+
     actor = stop.args.get("actor")
     context = HandoffContext(
         subject=HandoffSubject(kind=stop.target.kind, id=str(stop.target.id)),
@@ -265,6 +268,9 @@ class GitHubHooks:
         self._guarded("settle", self._settle_subject, subject, closure, recorded)
 
     def _settle_subject(self, key: str, closure: ClosureRecord, recorded: tuple[str, ...]) -> None:
+        from holon.closure.handoff import HandoffContext, build_handoff
+        from holon.closure.handoff import Subject as HandoffSubject
+
         kind, _, number = key.partition(":")
         subject = subject_from("progress", self.scope.event_repo, kind, number)
         before = self.settled.get(key)
