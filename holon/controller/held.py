@@ -17,6 +17,8 @@ only `inflight` records, and a held intent becomes inflight only when a continui
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from holon.controller.attempts import intent_data, start
 from holon.controller.guarding import limit_reason
 from holon.controller.journals import decision_entry, journal_decision
@@ -33,8 +35,10 @@ def hold(p: Pass, env: EventEnvelope, intents: list[ActionIntent], suffix: str =
     if not intents:
         return
     reason = limit_reason(p.parts.policy.settings.intents_per_pass)
-    held = {"reason": reason, "at": p.parts.clock().isoformat()}
-    for intent in intents:
+    at = p.parts.clock().isoformat()
+    for order, intent in enumerate(intents):
+        # `order`: the decision's own order, among intents decided at the same time.
+        held = {"reason": reason, "at": at, "order": order}
         data = {**intent_data(intent, env), "held": held}
         p.ledger.track_intent(p.put("intent", intent.id, "pending", data))
     journal_decision(
@@ -53,7 +57,13 @@ def held_records(p: Pass, subject: str | None = None) -> list[Record]:
         records = p.ledger.intent_records(subject)
     else:
         records = [r for r in p.state.live("intent") if isinstance(r.data.get("subject"), str)]
-    return sorted((r for r in records if is_held(r)), key=sort_key)
+    return sorted((r for r in records if is_held(r)), key=_oldest_first)
+
+
+def _oldest_first(record: Record) -> tuple[datetime, int, str]:
+    at, key = sort_key(record)
+    order = record.data["held"].get("order")  # is_held: a dict
+    return at, order if isinstance(order, int) and not isinstance(order, bool) else 0, key
 
 
 def continue_held(
