@@ -18,7 +18,7 @@ from holon.state.model import Record
 from tests.controller.conftest import REPO, actions, comment_event, decisions, make_controller
 from tests.gateway.conftest import example
 
-POLICY = "version: 1\nsettings: {intents_per_pass: 5, budget: 20}\nrules: [{name: tick, on: timer.tick, do: recheck}]\n"
+POLICY = "version: 1\nsettings: {intents_per_pass: 5, budget: 20}\nrules: []\n"
 LOGIN = "Codertocat"  # who writes the example comment
 
 
