@@ -91,6 +91,15 @@ class Settings(BaseModel):
         return _seconds(value)
 
 
+class Also(BaseModel):
+    """One more intent a rule decides beside its own `do` (a label with a run, say)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    do: Literal["comment", "label", "unlabel", "request_review", "close_issue", "wait"]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
 class Rule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -115,6 +124,9 @@ class Rule(BaseModel):
     # A run_skill's inputs besides the subject's: a literal, or `$name` for the event payload's
     # field `name` (`run: $run_id`); a field the payload lacks is left out.
     inputs: dict[str, str] = Field(default_factory=dict)
+    # Further intents on the rule's subject, after its own; the controller performs at most
+    # settings.intents_per_pass per pass and holds the rest (controller/held.py).
+    also: list[Also] = Field(default_factory=list)
 
     @field_validator("on", "command", "conclusion", "outcome", "of_skill", mode="before")
     @classmethod
