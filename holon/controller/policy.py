@@ -71,7 +71,7 @@ class Settings(BaseModel):
     auto_review: bool = False
     allow_merge: bool = False
     budget: int = Field(default=10, ge=1)
-    # Intents one event may decide; more are refused and journaled (`holon action` input).
+    # Intents performed for one event; more are held for the next pass (controller/held.py).
     intents_per_pass: int = Field(default=5, ge=1)
     max_attempts: int = Field(default=2, ge=1)
     expire_after: float = 86400.0
