@@ -25,7 +25,13 @@ from typing import Any
 
 from holon.closure.derive import derive_closure
 from holon.closure.record import ClosureRecord
-from holon.controller.ledger import StateLedger, current_unit, last_skill, unit_start
+from holon.controller.ledger import (
+    StateLedger,
+    current_unit,
+    is_held,
+    last_skill,
+    unit_start,
+)
 from holon.controller.reactivation import reactivation_data, received, record_key, sent
 from holon.gateway.continuation import NotAContinuation, inputs_for
 from holon.github.effects import EffectRefused, Scope
@@ -107,7 +113,9 @@ def reactivations(
             continue  # only issues and pull requests are dispatched for
         intents = ledger.intent_records(subject)
         start = unit_start(intents)
-        if start is None or any(r.status in ("pending", "inflight") for r in current_unit(intents)):
+        busy = [r for r in current_unit(intents) if r.status in ("pending", "inflight")]
+        # Held work (intents_per_pass) is not in flight: only a continuation performs it.
+        if start is None or any(not is_held(r) for r in busy):
             continue  # no work of its own, or work in flight that will settle by itself
         data = reactivation_data(state, subject)
         unit = start.key

@@ -134,6 +134,12 @@ def lines_of(report: PassReport) -> tuple[list[Line], list[Line]]:
                 decided.append(Line(_cut(_intent_line(item)), why, kind))
             if not intents and not entry.get("refused"):
                 decided.append(Line(f"no work for {kind} on {subject}", why, kind))
+        elif outcome in ("held", "continued"):
+            # Work beyond intents_per_pass: held (not refused) for the next pass, then continued.
+            note = " (held for the next pass)" if outcome == "held" else " (held work continued)"
+            for item in entry.get("intents") or []:
+                if isinstance(item, dict):
+                    decided.append(Line(_cut(_intent_line(item) + note), why, kind))
         elif outcome in ("refused", "duplicate", "expired"):
             refused.append(Line(_cut(f"{entry.get('type')} on {subject} ({outcome})"), why))
         elif outcome == "paused":

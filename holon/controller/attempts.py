@@ -44,8 +44,14 @@ KEPT_RESULT = {
 
 
 def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
+    start(p, intent, intent_data(intent, env))
+
+
+def intent_data(intent: ActionIntent, env: EventEnvelope) -> dict[str, Any]:
+    """What the state records of `intent`, decided from `env` (also for an intent held back
+    by the per-pass limit, so it is performed later as if now: held.py)."""
     resumed = continues(env.type, env.payload)
-    data = {
+    return {
         "intent": intent.model_dump(mode="json"),
         "type": intent.type,
         "subject": intent.target.subject(),
@@ -65,6 +71,10 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
         "attempts": 0,
         "result": None,
     }
+
+
+def start(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
+    """Record `intent` inflight, then attempt it."""
     if (intent.type == "run_skill" and not data["continues"]) or intent.type == "merge":
         # New work starts a new unit: a wait only new work ends (a spent re-activation budget,
         # actions/reactivate.py) no longer holds the subject.
@@ -168,4 +178,13 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     follow_effect_wait(p, intent, data["subject"], result)
 
 
-__all__ = ["KEPT_RESULT", "attempt", "defer", "deferred_attempt", "perform", "settle"]
+__all__ = [
+    "KEPT_RESULT",
+    "attempt",
+    "defer",
+    "deferred_attempt",
+    "intent_data",
+    "perform",
+    "settle",
+    "start",
+]

@@ -142,7 +142,10 @@ class PolicyDecider:
                 args["sha"] = _head_sha(env)
             if "base" not in args and _base_ref(env):
                 args["base"] = _base_ref(env)
-        return Decision(self.name, why, rule.name, [Proposal(rule.do, target, args, why)])
+        proposals = [Proposal(rule.do, target, args, why)]
+        # A rule's further intents act on the event's subject, after its own.
+        proposals += [Proposal(a.do, target_of(env), dict(a.args), why) for a in rule.also]
+        return Decision(self.name, why, rule.name, proposals)
 
     def _special(
         self, rule: Rule, env: EventEnvelope, view: ControllerView, target: Target, why: str

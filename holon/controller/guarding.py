@@ -4,7 +4,7 @@ and one polite refusal comment per subject and actor when an actor lacks authori
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from holon.controller.decide import Decision, target_of
 from holon.controller.guardrails import Refusal, authority_problem, guard
@@ -21,6 +21,8 @@ class Verdict:
     rejected: list[dict[str, str]]  # proposals outside the vocabulary, with why
     authorized: bool  # the event's actor may command Holon (or need not)
     refusal: ActionIntent | None = None  # the comment telling an actor why nothing happens
+    # Let through, but beyond settings.intents_per_pass: held for a later pass (held.py).
+    held: list[ActionIntent] = field(default_factory=list)
 
     @property
     def performed(self) -> list[ActionIntent]:
@@ -61,21 +63,22 @@ def judge(p: Pass, env: EventEnvelope, decision: Decision) -> Verdict:
         budget_left=parts.policy.settings.budget,
         authority=problem,
     )
-    accepted, refused = within_limit(accepted, refused, parts.policy.settings.intents_per_pass)
+    accepted, held = within_limit(accepted, parts.policy.settings.intents_per_pass)
     refusal = refusal_comment(p, env, refused)
-    return Verdict(accepted, refused, rejected, problem is None, refusal)
+    return Verdict(accepted, refused, rejected, problem is None, refusal, held)
 
 
 def within_limit(
-    accepted: list[ActionIntent], refused: list[Refusal], limit: int
-) -> tuple[list[ActionIntent], list[Refusal]]:
-    """At most `limit` intents for one event (settings.intents_per_pass); the rest refused,
-    in decision order, each with why (a decider proposing a flood is stopped, and said)."""
-    if len(accepted) <= limit:
-        return accepted, refused
-    why = f"more than {limit} intents for one event (settings.intents_per_pass)"
-    extra = [Refusal(intent, "intents_per_pass", why) for intent in accepted[limit:]]
-    return accepted[:limit], [*refused, *extra]
+    accepted: list[ActionIntent], limit: int
+) -> tuple[list[ActionIntent], list[ActionIntent]]:
+    """At most `limit` intents performed for one event (settings.intents_per_pass); the rest,
+    in decision order, are held: work a decider legitimately decided is not lost, it is
+    performed by the next pass that continues its subject (held.py), `limit` at a time."""
+    return accepted[:limit], accepted[limit:]
+
+
+def limit_reason(limit: int) -> str:
+    return f"more than {limit} intents for one event (settings.intents_per_pass)"
 
 
 def refusal_body(policy: Policy) -> str:
@@ -122,6 +125,7 @@ __all__ = [
     "Verdict",
     "is_refusal_comment",
     "judge",
+    "limit_reason",
     "refusal_body",
     "refusal_comment",
     "within_limit",

@@ -33,6 +33,12 @@ from holon.state.model import Record, ServeState
 SETTLED = ("succeeded", "failed", "refused", "expired", "cancelled")
 
 
+def is_held(record: Record) -> bool:
+    """Whether the intent record is work held back by `settings.intents_per_pass`: decided,
+    not yet performed, to be performed by a later pass that continues its subject (held.py)."""
+    return record.status == "pending" and isinstance(record.data.get("held"), dict)
+
+
 class StateLedger:
     """Implements guardrails.Ledger over a ServeState, with per-subject indexes."""
 
@@ -137,6 +143,8 @@ class StateLedger:
         """The closure evidence of the subject's current unit of work (docs/closure.md)."""
         items: list[EvidenceItem] = []
         unit = current_unit(self.intent_records(subject))
+        held = [r for r in unit if is_held(r)]
+        unit = [r for r in unit if not is_held(r)]
         runs = [r for r in unit if r.data.get("type") == "run_skill"]
         merges = [r for r in unit if r.data.get("type") == "merge"]
         if runs:
@@ -164,6 +172,16 @@ class StateLedger:
                         blocking=True,
                     )
                 )
+        for record in held:
+            # Decided and held back by the per-pass limit: runnable work a later pass performs.
+            items.append(
+                WorkItem(
+                    id=f"held:{record.key}",
+                    source="controller",
+                    at=record.updated_at,
+                    summary=f"{record.data.get('type')} held for the next pass",
+                )
+            )
         for record in self.wait_records(subject):
             items.extend(_guarded(_wait_items, record))
         if not items:
@@ -223,6 +241,11 @@ def _decided(record: Record) -> tuple[datetime, str]:
         if at is not None and at.tzinfo is not None:
             return (at, record.key)
     return (record.updated_at, record.key)
+
+
+def sort_key(record: Record) -> tuple[datetime, str]:
+    """The order of a subject's work: when each intent was decided, then its key."""
+    return _decided(record)
 
 
 def current_unit(records: list[Record]) -> list[Record]:

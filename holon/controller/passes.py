@@ -19,6 +19,7 @@ from holon.controller.decide import target_of
 from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
+from holon.controller.held import continue_held, held_records, hold
 from holon.controller.journals import decision_entry, event_entry, journal_decision
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
@@ -37,6 +38,7 @@ from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
 from holon.errors import InvalidInput
+from holon.gateway.continuation import DISPATCH_TYPE, asks_to_continue
 from holon.gateway.envelope import EventEnvelope, is_internal
 from holon.state.model import Record
 
@@ -77,10 +79,16 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
     if not admit(p, env, suffix):
         return  # a re-activation that is not the next expected one: journaled, not decided
     subject = target_of(env).subject()
+    if is_continuation(env) and held_records(p, subject):
+        # The re-activation of held work continues that work; nothing is decided anew.
+        settle_closures(p, continue_held(p, env, subject, suffix) or [subject])
+        return
     view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
     decision = p.parts.decider.decide(env, view)
     if decision.special == "recheck":
         recheck(p, env, decision)
+        # A tick also continues held work (a lost re-activation must not strand it).
+        settle_closures(p, continue_held(p, env, None, suffix))
         return
     verdict = judge(p, env, decision)
     follow_commands(p, env, decision, verdict)
@@ -96,10 +104,17 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         verdict.rejected,
         suffix,
     )
+    hold(p, env, verdict.held, suffix)
     for intent in performed:
         perform(p, intent, env)
     # The event's subject, and those its intents act on (a failed check's fix acts on its PR).
-    settle_closures(p, [subject, *(i.target.subject() for i in performed)])
+    acted = [*performed, *verdict.held]
+    settle_closures(p, [subject, *(i.target.subject() for i in acted)])
+
+
+def is_continuation(env: EventEnvelope) -> bool:
+    """A re-activation (admitted by `admit` before this is asked)."""
+    return env.type == DISPATCH_TYPE and asks_to_continue(env.payload)
 
 
 def resume(loaded: LoadedState, parts: Parts, by: str) -> list[PassReport]:

@@ -72,7 +72,7 @@ class Settings(BaseModel):
     auto_review: bool = False
     allow_merge: bool = False
     budget: int = Field(default=10, ge=1)
-    # Intents one event may decide; more are refused and journaled (`holon action` input).
+    # Intents performed for one event; more are held for the next pass (controller/held.py).
     intents_per_pass: int = Field(default=5, ge=1)
     max_attempts: int = Field(default=2, ge=1)
     expire_after: float = 86400.0
@@ -90,6 +90,15 @@ class Settings(BaseModel):
     @classmethod
     def _duration(cls, value: Any) -> float:
         return _seconds(value)
+
+
+class Also(BaseModel):
+    """One more intent a rule decides beside its own `do` (a label with a run, say)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    do: Literal["comment", "label", "unlabel", "request_review", "close_issue", "wait"]
+    args: dict[str, Any] = Field(default_factory=dict)
 
 
 class Rule(BaseModel):
@@ -117,6 +126,9 @@ class Rule(BaseModel):
     # A run_skill's inputs besides the subject's: a literal, or `$name` for the event payload's
     # field `name` (`run: $run_id`); a field the payload lacks is left out.
     inputs: dict[str, str] = Field(default_factory=dict)
+    # Further intents on the rule's subject, after its own; the controller performs at most
+    # settings.intents_per_pass per pass and holds the rest (controller/held.py).
+    also: list[Also] = Field(default_factory=list)
 
     @field_validator("on", "command", "conclusion", "outcome", "of_skill", mode="before")
     @classmethod

@@ -85,6 +85,7 @@ def build_serve(
     )
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
+        hooks.made_of = serve.last_made
     waits.to = serve.journal_wait
     notes.to = serve.github_note
     return serve

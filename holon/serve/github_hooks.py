@@ -121,6 +121,19 @@ def stops_of(report: PassReport) -> list[ActionIntent]:
     ]
 
 
+def continued_subjects(report: PassReport) -> list[str]:
+    """The subjects whose held work `report`'s pass continued (its `continued` decisions)."""
+    found: list[str] = []
+    for entry in report.decisions:
+        if entry.get("outcome") != "continued":
+            continue
+        named = [entry.get("subject")] + [
+            i.get("target") for i in entry.get("intents") or [] if isinstance(i, dict)
+        ]
+        found += [s for s in named if isinstance(s, str) and s.startswith(("issue:", "pull_"))]
+    return list(dict.fromkeys(found))
+
+
 def stop_handoff(
     stop: ActionIntent, closure: ClosureRecord, skill: str | None, workflow: str
 ) -> Handoff:
@@ -164,6 +177,9 @@ class GitHubHooks:
         # The skill of a subject's current unit of work, whose comment a stop settles (the
         # serve sets it: it holds the state); None: the stop has a comment of its own.
         self.skill_of: Callable[[str], str | None] = lambda subject: None
+        # What the subject's current unit published (its pull request, its commit), as the
+        # state recorded it: a comment settled by a later step still shows it.
+        self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -202,6 +218,14 @@ class GitHubHooks:
                 continue
             answered.add(subject)
             self._guarded("settle", self._settle_stop, stop, closure)
+        # Held work continued (controller/held.py) ended no run, yet moved the subject's
+        # closure on: its comment says so (finished, or still continuing).
+        for subject in continued_subjects(report):
+            closure = report.closures.get(subject)
+            if closure is None or subject in answered:
+                continue
+            answered.add(subject)
+            self.settle_subject(subject, closure)
 
     # -- the writes ------------------------------------------------------------------------------
     def _subject(self, intent: ActionIntent) -> Subject | None:
@@ -277,10 +301,14 @@ class GitHubHooks:
         if before is not None:
             context = before.handoff.context
         else:
+            skill = self.skill_of(key)
+            artifacts, state = _artifacts(self.made_of(key), skill)
             context = HandoffContext(
                 subject=HandoffSubject(kind=kind, id=number),
                 workflow=self.scope.workflow,
-                skill=self.skill_of(key),
+                skill=skill,
+                artifacts=artifacts,
+                state=state,
             )
         if recorded:
             context = context.model_copy(update={"state": [*context.state, *recorded]})
@@ -337,6 +365,7 @@ __all__ = [
     "GitHubHooks",
     "Settled",
     "announced_skill",
+    "continued_subjects",
     "handoff_for",
     "made_by",
     "run_url_of",

@@ -43,7 +43,7 @@ from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
 from holon.executor.executor import build_executor
 from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
-from holon.executor.result import ActionResult
+from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.github.publish_names import SKILL as PUBLISH
@@ -508,6 +508,24 @@ class Serve:
         if self.controller is None:
             return None
         return last_skill(self.controller.ledger.intent_records(subject))
+
+    def last_made(self, subject: str) -> EffectOutput | None:
+        """What the latest publishing of `subject`'s current unit made (None: nothing)."""
+        from holon.controller.ledger import current_unit, sort_key
+        from holon.github.publish_handler import SKILL as PUBLISH
+
+        if self.controller is None:
+            return None
+        unit = current_unit(self.controller.ledger.intent_records(subject))
+        done = [r for r in unit if r.data.get("skill") == PUBLISH and r.status == "succeeded"]
+        for record in sorted(done, key=sort_key, reverse=True):
+            result = record.data.get("result")
+            output = result.get("output") if isinstance(result, dict) else None
+            try:
+                return EffectOutput.model_validate(output) if output else None
+            except ValidationError:
+                return None  # a restored state is not trusted: nothing shown
+        return None
 
     def closures(self) -> dict[str, ClosureRecord]:
         """The closure of every subject this run settled that has one (docs/serve.md)."""

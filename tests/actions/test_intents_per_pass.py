@@ -1,5 +1,6 @@
-"""`settings.intents_per_pass`: more intents decided for one event are refused, each journaled
-with why (the `holon action` input intents_per_pass sets it)."""
+"""`settings.intents_per_pass`: more intents decided for one event are held (not refused), each
+journaled with why, for the next pass that continues the subject (the `holon action` input
+intents_per_pass sets it; tests/controller/test_held_intents.py has the continuation)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,16 @@ class Greedy:
         return Decision(self.name, "four labels", None, proposals)
 
 
-def test_intents_beyond_the_limit_are_refused_and_journaled(tmp_path: Path) -> None:
+def test_intents_beyond_the_limit_are_held_and_journaled(tmp_path: Path) -> None:
     ctl = make_controller(tmp_path, "version: 1\nsettings: {intents_per_pass: 3}\nrules: []\n")
     ctl.parts.decider = Greedy()
     ctl.handle(comment_event("/holon solve"))
-    (decision,) = decisions(ctl)
+    decision, held = decisions(ctl)
     assert [i["args"]["label"] for i in decision["intents"]] == ["l0", "l1", "l2"]
-    (refused,) = decision["refused"]
-    assert refused["guard"] == "intents_per_pass"
-    assert "more than 3 intents for one event" in refused["reason"]
+    assert decision["refused"] == []
+    assert held["outcome"] == "held"
+    assert [i["args"]["label"] for i in held["intents"]] == ["l3"]
+    assert "more than 3 intents for one event" in held["rationale"]
 
 
 def test_the_default_is_five_and_a_policy_without_it_still_loads() -> None:
