@@ -128,25 +128,28 @@ class Ledger:
 
     @contextmanager
     def hooks(self) -> Iterator[None]:
-        """Serve's progress and check-run writes (`github_hooks`) charged while inside."""
+        """Serve's progress and check-run writes (`github_hooks`) charged while inside. The
+        check-run writes are imported by the hooks when a pass needs them, so they are charged
+        where they live (`holon.github.checks`)."""
+        from holon.github import checks
         from holon.serve import github_hooks
 
         progress = Limit("comment, reply, progress, settle")
         check = Limit("start, settle a check run")
         charged = {
-            "start_progress": ("progress (start)", progress),
-            "settle": ("progress (settle)", progress),
-            "start_check": ("check run (start)", check),
-            "settle_check": ("check run (settle)", check),
+            (github_hooks, "start_progress"): ("progress (start)", progress),
+            (github_hooks, "settle"): ("progress (settle)", progress),
+            (checks, "start_check"): ("check run (start)", check),
+            (checks, "settle_check"): ("check run (settle)", check),
         }
-        saved = {name: getattr(github_hooks, name) for name in charged}
-        for name, (row, limit) in charged.items():
-            setattr(github_hooks, name, self.section(row, limit, saved[name]))
+        saved = {key: getattr(*key) for key in charged}
+        for (module, name), (row, limit) in charged.items():
+            setattr(module, name, self.section(row, limit, saved[(module, name)]))
         try:
             yield
         finally:
-            for name, function in saved.items():
-                setattr(github_hooks, name, function)
+            for (module, name), function in saved.items():
+                setattr(module, name, function)
 
     def unattributed(self) -> int:
         return len(self.server.calls) - sum(len(p.calls) for p in self.rows)
