@@ -19,8 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from holon.actions.conclude import conclude
 from holon.actions.config import ActionConfig
-from holon.actions.result import Line, RunRow, StepResult, step_exit
+from holon.actions.result import Line, RunRow, StepResult
 from holon.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -120,21 +121,15 @@ def run_decide(
         serve.close()
     handed = hand_over(config.state_dir, decided_dir(env, config.state_dir))
     notes.append(f"state handed to settle: {', '.join(handed) or 'nothing'}")
-    exported = state_sync.export_state(config)
-    if exported is not None:
-        notes.append(f"state exported to {exported}")
-    result = _describe(serve, envelope, config, notes)
+    # Waiting on its own run jobs is what a decide job leaves by design: fail_on_waiting is
+    # the settle job's to apply.
+    result = conclude(serve, envelope, config, notes, describe=_describe, fail_on_waiting=False)
     for run in defer.overflow:
         result.notes.append(f"run {run} left inflight for the next pass: the matrix was full")
     result.extra_outputs = {
         "matrix": matrix_json(defer.entries),
         "has_runs": "true" if defer.entries else "false",
     }
-    # Waiting on its own run jobs is what a decide job leaves by design: fail_on_waiting is
-    # the settle job's to apply.
-    result.exit_code = step_exit(
-        result.closure, fail_on_waiting=False, failed=bool(serve.failed or result.problems)
-    )
     return result
 
 
@@ -194,19 +189,11 @@ def run_settle(
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
-    exported = state_sync.export_state(config)
-    if exported is not None:
-        notes.append(f"state exported to {exported}")
-    result = _describe(serve, envelope, config, notes)
+    result = conclude(serve, envelope, config, notes, describe=_describe)
     for run, why in intake.refused.items():
         result.refused.append(Line(f"run output {run}", why))
     if not result.runs:
         result.notes.append("no deferred run to settle: the decide job left none")
-    result.exit_code = step_exit(
-        result.closure,
-        fail_on_waiting=config.fail_on_waiting,
-        failed=bool(serve.failed or result.problems),
-    )
     return result
 
 
@@ -221,7 +208,6 @@ def _settle_without_decisions(
     """No decided state reached this job (decide failed, was cancelled, timed out or lost its
     runner): the event decided again and each of its runs settled at once, never run
     (`died.py`); the comment decide may have started becomes the handoff."""
-    from holon.actions import state_sync
     from holon.actions.died import CANCELLED, DECIDE_RESULT_ENV, DiedHandler
     from holon.actions.single import build_step_serve
 
@@ -243,15 +229,7 @@ def _settle_without_decisions(
             serve._account(report)
     finally:
         serve.close()
-    exported = state_sync.export_state(config)
-    if exported is not None:
-        notes.append(f"state exported to {exported}")
-    result = _describe(serve, envelope, config, notes)
-    result.exit_code = step_exit(
-        result.closure,
-        fail_on_waiting=config.fail_on_waiting,
-        failed=bool(serve.failed or result.problems),
-    )
+    result = conclude(serve, envelope, config, notes, describe=_describe)
     return result
 
 
@@ -302,7 +280,7 @@ def _restored_notes(restored: object) -> list[str]:
 
 
 def _describe(
-    serve: Serve, envelope: EventEnvelope, config: ActionConfig, notes: list[str]
+    serve: Serve, envelope: EventEnvelope | None, config: ActionConfig, notes: list[str]
 ) -> StepResult:
     """The step's result as single mode describes it, plus the runs handed on (deferred) and
     why, which a single step never has."""

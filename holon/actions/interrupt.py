@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
+from holon.actions.conclude import conclude
 from holon.actions.config import ActionConfig
-from holon.actions.result import StepResult, step_exit
+from holon.actions.result import StepResult
 from holon.actions.step import main_finished
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
@@ -38,25 +39,13 @@ def run_cleanup(
     if not (config.state_dir / STATE).is_file():
         say("holon action cleanup: the main step left no state; nothing to settle")
         return None
-    from holon.actions import state_sync
     from holon.actions.single import build_step_serve, quiet_writes, step_policy
-    from holon.actions.step_report import describe
 
     envelope = _event(env, config, clock())
     serve = build_step_serve(env, config, step_policy(config), clock=clock, say=quiet_writes(say))
     serve.open(interrupted=REASON, actor=config.actor)
     serve.close()
-    notes = [REASON]
-    exported = state_sync.export_state(config)
-    if exported is not None:
-        notes.append(f"state exported to {exported}")
-    result = describe(serve, envelope, config, notes=notes)
-    result.exit_code = step_exit(
-        result.closure,
-        fail_on_waiting=config.fail_on_waiting,
-        failed=bool(serve.failed or result.problems),
-    )
-    return result
+    return conclude(serve, envelope, config, [REASON])
 
 
 def _event(env: Mapping[str, str], config: ActionConfig, now: datetime) -> EventEnvelope | None:

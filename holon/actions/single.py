@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from holon.actions.conclude import conclude
 from holon.actions.config import ActionConfig
 from holon.actions.event import envelope_from_actions
-from holon.actions.result import StepResult, step_exit
-from holon.actions.step_report import describe
+from holon.actions.result import StepResult
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
 
@@ -73,17 +73,8 @@ def run_step(
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
-    exported = state_sync.export_state(config)
-    if exported is not None:
-        notes.append(f"state exported to {exported}")
     notes += [f"warning: {text}" for text in warnings]
-    result = describe(serve, envelope, config, notes=notes)
-    result.exit_code = step_exit(
-        result.closure,
-        fail_on_waiting=config.fail_on_waiting,
-        failed=bool(serve.failed or result.problems),
-    )
-    return result
+    return conclude(serve, envelope, config, notes)
 
 
 def handle_with_tick(
