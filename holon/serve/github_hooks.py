@@ -135,18 +135,26 @@ def continued_subjects(report: PassReport) -> list[str]:
 
 
 def stop_handoff(
-    stop: ActionIntent, closure: ClosureRecord, skill: str | None, workflow: str
+    stop: ActionIntent,
+    closure: ClosureRecord,
+    skill: str | None,
+    workflow: str,
+    made: EffectOutput | None = None,
 ) -> Handoff:
     """The handoff of a subject `stop` stopped: its closure says who stopped it and how to
-    restart; `skill` names the comment it settles (the subject's current unit's)."""
+    restart; `skill` names the comment it settles (the subject's current unit's), `made` what
+    that unit published (its pull request stays linked from the comment a stop rewrites)."""
     from holon.closure.handoff import HandoffContext, build_handoff
     from holon.closure.handoff import Subject as HandoffSubject
 
     actor = stop.args.get("actor")
+    artifacts, state = _artifacts(made, skill)
     context = HandoffContext(
         subject=HandoffSubject(kind=stop.target.kind, id=str(stop.target.id)),
         workflow=workflow,
         skill=skill,
+        artifacts=artifacts,
+        state=state,
         interrupted_by=actor if isinstance(actor, str) and actor else None,
     )
     return build_handoff(closure.closure(), closure.report(), context)
@@ -277,7 +285,8 @@ class GitHubHooks:
         if subject is None:
             return
         key = stop.target.subject()
-        handoff = stop_handoff(stop, closure, self.skill_of(key), self.scope.workflow)
+        skill = self.skill_of(key)
+        handoff = stop_handoff(stop, closure, skill, self.scope.workflow, self.made_of(key))
         self.settled[key] = Settled(handoff, None)
         outcome = settle(self.scope, subject, handoff)
         url = outcome.output.get("url")

@@ -166,3 +166,24 @@ def test_a_change_request_on_the_holon_pr_pushes_pr_fix_to_its_branch(
     assert "skill=github-pr-fix" in comment.splitlines()[0]
     assert "**Outcome:** `finished`" in comment
     assert_no_secret(step, done.stdout, done.stderr)
+
+
+def test_a_stop_after_the_solve_keeps_its_pull_request_linked(
+    github_server: LoopbackGitHub, steps: Steps
+) -> None:
+    # A later `/holon stop` rewrites the solve's comment (userinterlude: who stopped it, how to
+    # restart); what the stopped work published stays linked from that one comment.
+    step = steps()
+    issue = step.add_issue()
+    step.comment_event(issue.number, "/holon solve")
+    assert step.run().returncode == 0
+    (pull,) = pulls(step.repo)
+    step.new_step()
+    step.comment_event(issue.number, "/holon stop", comment_id=2002)
+    done = step.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    (comment,) = step.holon_comments(issue.number)
+    assert comment.startswith(MARKER)
+    assert "**Outcome:** `userinterlude`" in comment, comment
+    assert f"pull request \\#{pull.number}" in comment, comment
+    assert step.outputs()["lifecycle_outcome"] == "userinterlude"
