@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from holon.controller.memory import SubjectMemory
+
 
 @dataclass(frozen=True)
 class IntentSummary:
@@ -33,6 +35,8 @@ class SubjectView:
     closure: dict[str, Any] | None = None
     # The skill of the current unit's own run (what a re-activation continues); None: none.
     last_skill: str | None = None
+    # The subject's ledger across runs (memory.py); None: nothing recorded yet.
+    memory: SubjectMemory | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-RecordKind = Literal["dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta"]
+RecordKind = Literal[
+    "dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta", "memory", "spend"
+]
 
 STATUS_RANK: dict[str, int] = {
     "pending": 0,

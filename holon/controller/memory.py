@@ -1,0 +1,111 @@
+"""Memory outside the model: a compact ledger per subject (RFC-0004 5.4, issue 12 item 3).
+
+One `memory` record per subject in the serve state holds what a decider needs to stay
+consistent across many runs: the attempts and their outcomes, the pull requests made, the
+questions asked and answered, the last closure and the spend. Every list is bounded, so the
+record (and the context a model is given from it) stays the same size however long the history
+grows; counters keep the totals. Updating it is `memory_update.py`'s job; this module is only
+the shape.
+"""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+MAX_RECENT = 10  # attempts kept in full
+MAX_PRS = 20
+MAX_QUESTIONS = 5
+MAX_FAILED = 20  # (skill, head) pairs whose failures are remembered
+MAX_TEXT = 300  # characters of a reason, a question or an answer kept
+
+
+class Spend(BaseModel):
+    """Tokens and their cost. `cost_usd` counts only priced tokens; tokens of a model the price
+    table does not name are `unpriced_tokens`, so an unknown price is never read as free."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0)
+    unpriced_tokens: int = Field(default=0, ge=0)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+            unpriced_tokens=self.unpriced_tokens + other.unpriced_tokens,
+        )
+
+
+class Attempt(BaseModel):
+    """One settled piece of work on the subject: a skill run, or another effect that failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: AwareDatetime
+    intent_id: str
+    type: str
+    skill: str | None = None
+    head_sha: str | None = None
+    # success | failure | needs_human | refused | cancelled | timed_out | ...
+    outcome: str
+    reason: str | None = Field(default=None, max_length=MAX_TEXT)
+    pr: int | None = None
+    spend: Spend = Field(default_factory=Spend)
+
+
+class QuestionEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    asked_at: AwareDatetime
+    question: str = Field(max_length=MAX_TEXT)
+    answered_at: AwareDatetime | None = None
+    answered_by: str | None = None
+    answer: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class LastClosure(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: AwareDatetime
+    outcome: str
+    waiting_reason: str | None = None
+    lifecycle: str | None = None
+
+
+class SubjectMemory(BaseModel):
+    """The `memory` record's data for one subject (`owner/repo#kind:id` as the ledger keys it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str
+    attempts_total: int = Field(default=0, ge=0)
+    outcomes: dict[str, int] = Field(default_factory=dict, description="attempts by outcome")
+    recent: list[Attempt] = Field(default_factory=list, max_length=MAX_RECENT)
+    # "skill@head_sha" (head "-" when none) -> failures: a failed attempt is not repeated blindly.
+    failed: dict[str, int] = Field(default_factory=dict)
+    prs: list[int] = Field(default_factory=list, max_length=MAX_PRS)
+    questions: list[QuestionEntry] = Field(default_factory=list, max_length=MAX_QUESTIONS)
+    last_closure: LastClosure | None = None
+    decisions: int = Field(default=0, ge=0, description="decisions made on the subject")
+    spend: Spend = Field(default_factory=Spend, description="lifetime spend: runs and decisions")
+
+
+__all__ = [
+    "MAX_FAILED",
+    "MAX_PRS",
+    "MAX_QUESTIONS",
+    "MAX_RECENT",
+    "MAX_TEXT",
+    "Attempt",
+    "LastClosure",
+    "QuestionEntry",
+    "Spend",
+    "SubjectMemory",
+]
