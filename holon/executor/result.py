@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from holon.closure.evidence import Question
+from holon.controller.memory import Spend
 
 
 class EffectOutput(BaseModel):
@@ -44,6 +45,9 @@ class ActionResult(BaseModel):
     run_outcome: str | None = None
     question: Question | None = Field(
         default=None, description="The one question a run that needs a human recorded."
+    )
+    usage: Spend | None = Field(
+        default=None, description="What a skill run spent on its model, when it is known."
     )
     error: str | None = None
     at: AwareDatetime
