@@ -53,6 +53,10 @@ _Loader.add_implicit_resolver(
 )
 
 
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = re.compile(rf"(?=.{{1,253}}\Z){_LABEL}(?:\.{_LABEL})*")
+
+
 def _listify(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
@@ -61,6 +65,16 @@ def _seconds(value: Any) -> float:
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return parse_duration(value)
     raise ValueError("expected a duration such as 10m")
+
+
+class ContextSettings(BaseModel):
+    """`settings.context`: what a skill run's context holds of people without write access
+    (docs/security.md, "Prompt-injection defence"). `mark`: their comments and reviews are
+    there, each marked untrusted; `exclude`: left out (the context manifest says how many)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    untrusted: Literal["mark", "exclude"] = "mark"
 
 
 class Settings(BaseModel):
@@ -85,6 +99,19 @@ class Settings(BaseModel):
     wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
     # What publishing a settled run may do (holon/controller/publish_settings.py).
     publish: PublishSettings = Field(default_factory=PublishSettings)
+    # Whose text a skill run's context holds (ContextSettings).
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    # The hosts links in Holon's comments, reviews, PRs and check runs may point to, exactly
+    # (`gist.github.com` is not `github.com`); the repository's own GitHub host is added.
+    link_domains: list[str] = Field(default_factory=lambda: ["github.com"])
+
+    @field_validator("link_domains")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            if not _HOST.fullmatch(host):
+                raise ValueError(f"{host[:60]!r} is not a host name such as github.com")
+        return [host.lower() for host in value]
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod

@@ -6,6 +6,8 @@ reaches an effect as one string, so the effect makes sure of the marker itself: 
 the renderer put first is replaced by the effect's own, and every other `<!--` is broken with a
 zero-width space (as `markdown.block` does inside code), so no text in the body can be read as a
 second marker, which would make `parse_marker` find none and the comment be posted again.
+Then what no body Holon posts may do is taken away (`neutralize.neutralized`: `/holon` command
+lines, @mentions, links outside the allow-list), whoever wrote the text.
 
 A body over the limit is cut at a line (or, for one huge line, mid-line), every code fence and
 `<details>` still open at the cut is closed, and a note says how much was left out.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import re
 
 from holon.github.marker import parse_marker
+from holon.github.neutralize import DEFAULT_RULES, OutputRules, neutralized
 
 COMMENT_LIMIT = 65536  # GitHub's limit on an issue comment's body
 SUMMARY_LIMIT = 65535  # and on a check run's output summary
@@ -109,8 +112,10 @@ def fit(body: str, limit: int, stated: int | None = None) -> str:
         budget -= size(text) - limit
 
 
-def with_marker(marker: str, body: str, limit: int = COMMENT_LIMIT) -> str:
-    """`body` as written to GitHub: `marker` as its first line, no other marker, and within
-    `limit` with the marker counted."""
-    rest = neutralize(_without_leading_marker(body))
+def with_marker(
+    marker: str, body: str, limit: int = COMMENT_LIMIT, rules: OutputRules = DEFAULT_RULES
+) -> str:
+    """`body` as written to GitHub: `marker` as its first line, no other marker, nothing
+    `rules` forbid, and within `limit` with the marker counted."""
+    rest = neutralized(neutralize(_without_leading_marker(body)), rules)
     return marker + "\n" + fit(rest, limit - size(marker) - 1, limit)

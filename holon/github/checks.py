@@ -161,7 +161,7 @@ def start_check(
         return CheckFields(
             status="in_progress",
             title=f"{NAME}: working",
-            summary=with_marker(marker, summary, SUMMARY_LIMIT),
+            summary=with_marker(marker, summary, SUMMARY_LIMIT, scope.rules),
             details_url=_details(run_url),
         )
 
@@ -183,7 +183,7 @@ def settle_check(
             status="completed",
             conclusion=handoff.report.check_conclusion,
             title=f"{NAME}: {label}",
-            summary=with_marker(marker, summary, SUMMARY_LIMIT),
+            summary=with_marker(marker, summary, SUMMARY_LIMIT, scope.rules),
             details_url=_details(run_url),
         )
 

@@ -66,7 +66,7 @@ def upsert_comment(
         raise EffectRefused(EFFECT, "the comment body is empty")
     marker = comment_marker(scope, EFFECT, subject, skill)
     key = parse_marker(marker)
-    text = with_marker(marker, body, COMMENT_LIMIT)
+    text = with_marker(marker, body, COMMENT_LIMIT, scope.rules)
     item = (EFFECT, subject.number, key)
     edited = write_known(
         scope.known, item, text, lambda ident: scope.repo.edit_comment(subject.number, ident, text)

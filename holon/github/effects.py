@@ -20,6 +20,7 @@ from typing import Literal
 from holon.errors import InvalidInput
 from holon.github.handle import Repo
 from holon.github.known import Known
+from holon.github.neutralize import DEFAULT_RULES, OutputRules
 from holon.terminal import line
 
 SubjectKind = Literal["issue", "pull_request"]
@@ -62,13 +63,15 @@ def _same(a: str, b: str) -> bool:
 class Scope:
     """Where effects run: `repo` is the handle on the event's repository, `login` Holon's own
     (whose markers count; None when unknown), `workflow` the marker's workflow, `known` the
-    ids of Holon's own items written or found through this scope (`known.py`)."""
+    ids of Holon's own items written or found through this scope (`known.py`), `rules` what
+    its bodies may keep (`neutralize.py`: links only to the allow-listed domains)."""
 
     repo: Repo
     event_repo: str
     login: str | None
     workflow: str = "holon"
     known: Known = field(default_factory=Known, compare=False, repr=False)
+    rules: OutputRules = field(default=DEFAULT_RULES, compare=False)
 
     def check(self, effect: str, target_repo: str | None) -> None:
         """Refuse a target outside the event's repository, or a handle opened on another."""

@@ -137,4 +137,4 @@ def _pull_request(
     body = pr_body(marker, request.number, policy.link, request.skill, request.run_id, summary)
     name = title(request.skill, request.number, request.title, policy.link == "fixes", 256)
     base_branch = request.base_branch or ""  # the request requires it for an issue
-    return open_or_update(api, login, branch, base_branch, name, body, policy.draft)
+    return open_or_update(api, login, branch, base_branch, name, body, policy.draft, policy.rules)

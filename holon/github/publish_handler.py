@@ -33,6 +33,7 @@ from holon.executor.result import ActionResult, EffectOutput
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import GitHubError, PublishError
 from holon.github.logins import require_login
+from holon.github.neutralize import OutputRules
 from holon.github.outcome import EffectOutcome
 from holon.github.publish import PublishPolicy, publish_change
 from holon.github.publish_api import RepoApi
@@ -136,23 +137,30 @@ class PublishHandler:
             if art.review is None:
                 raise PublishError("bad-input", "review.json is missing: nothing to post")
             doc = read_review(art.review, art.review_body)
-            return post_review(gh, login, request, doc, workflow)
+            return post_review(gh, login, request, doc, workflow, self.policy.rules)
         replies = read_replies(art.pr_fix) if art.pr_fix is not None else None
         if request.skill == "github-pr-fix" and replies is not None and replies.review_replies:
             require_login(login, "replies")  # refused before the fix is pushed, not after
             if not art.patch.strip():
-                return _replies_only(gh, login, request, replies, workflow)
+                return _replies_only(gh, login, request, replies, workflow, self.policy.rules)
         change = publish_change(gh, login, request, art.patch, art.summary, self.policy)
         if request.skill != "github-pr-fix" or replies is None:
             return change
-        answered = post_replies(gh, login, request, replies, change.output["commit"], workflow)
+        answered = post_replies(
+            gh, login, request, replies, change.output["commit"], workflow, self.policy.rules
+        )
         note = "; ".join(n for n in (change.note, answered.note) if n)
         output = {**change.output, "replies": answered.output}
         return EffectOutcome("publish", change.performed or answered.performed, output, note)
 
 
 def _replies_only(
-    gh: github.Github, login: str | None, request: PublishRequest, doc: PrFixDoc, workflow: str
+    gh: github.Github,
+    login: str | None,
+    request: PublishRequest,
+    doc: PrFixDoc,
+    workflow: str,
+    rules: OutputRules,
 ) -> EffectOutcome:
     """A fix that changed nothing (every thread answered wontfix, need-info or deferred): the
     replies are posted on the head the run looked at, with no commit. A reply saying `fixed`
@@ -163,7 +171,7 @@ def _replies_only(
             "bad-input",
             f"pr-fix.json says comment {claimed[0]} is fixed, but the run changed nothing",
         )
-    answered = post_replies(gh, login, request, doc, request.base_sha, workflow)
+    answered = post_replies(gh, login, request, doc, request.base_sha, workflow, rules)
     output = {"pull_request": request.number, "replies": answered.output}
     return EffectOutcome("publish", answered.performed, output, answered.note or "replies only")
 

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from holon.github.neutralize import DEFAULT_DOMAINS, OutputRules
+
 MIB = 1024 * 1024
 
 
@@ -25,6 +27,13 @@ class PublishPolicy(BaseModel):
     max_files: int = Field(default=300, ge=1, le=3000)
     max_patch_bytes: int = Field(default=10 * MIB, ge=1, le=100 * MIB)
     max_bytes: int = Field(default=50 * MIB, ge=1, le=500 * MIB)
+    # The hosts links in what publishing writes may point to (holon/github/neutralize.py);
+    # the edge sets the policy's `link_domains` and the repository's own GitHub host.
+    link_domains: tuple[str, ...] = DEFAULT_DOMAINS
+
+    @property
+    def rules(self) -> OutputRules:
+        return OutputRules.of(self.link_domains)
 
 
 __all__ = ["MIB", "PublishPolicy"]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from holon.github.errors import Rejected
 from holon.github.logins import same_login
+from holon.github.neutralize import DEFAULT_RULES, OutputRules, neutralized
 from holon.github.publish_api import RepoApi, write_once
 
 
@@ -44,9 +45,12 @@ def open_or_update(
     title: str,
     body: str,
     draft: bool,
+    rules: OutputRules = DEFAULT_RULES,
 ) -> PullResult:
     """2 calls: the lookup, then the create or the update (1 when the PR is someone else's
-    or already says this)."""
+    or already says this). The title and body are neutralized here, where they are written
+    (`neutralize.py`): no command line, mention or outside link in them."""
+    title, body = neutralized(title, rules), neutralized(body, rules)
     existing = find_pull(api, branch)
     if existing is not None:
         number, url = int(existing["number"]), str(existing.get("html_url", ""))

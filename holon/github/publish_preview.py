@@ -18,6 +18,7 @@ from typing import Any
 from holon.executor.handlers import Handler, result_of
 from holon.executor.result import ActionResult
 from holon.github.errors import PublishError
+from holon.github.neutralize import neutralized
 from holon.github.publish import PublishPolicy, checked_changes
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
 from holon.github.publish_names import PUBLISHED, SKILL, branch_for, valid_run_id
@@ -120,7 +121,7 @@ class PublishPreviewHandler:
                 raise PublishError("bad-input", f"branch {branch!r}: {problem}")
             would["branch"] = branch
             would["pull_request"] = {
-                "title": title(skill, number, subject_title, closes),
+                "title": neutralized(title(skill, number, subject_title, closes), policy.rules),
                 "head": branch,
                 "draft": policy.draft,
                 "links": f"{'Fixes' if closes else 'Refs'} #{number}",

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
+from holon.github.neutralize import DEFAULT_RULES, OutputRules, neutralized
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_request import PublishRequest, read_document
@@ -88,6 +89,7 @@ def post_replies(
     doc: PrFixDoc,
     commit: str,
     workflow: str = "holon",
+    rules: OutputRules = DEFAULT_RULES,
 ) -> EffectOutcome:
     """Reply for `commit` (the fix just pushed): 1 call per page of the pull request's review
     comments, then 1 per reply posted (none when there is no reply). Holon's login is needed
@@ -125,7 +127,7 @@ def post_replies(
         line = done_line(reply.status, commit)
         if ours(thread, comments, line) is not None:
             continue
-        body = f"{marker}\n\n{prose(reply.message)}\n\n{line}"
+        body = neutralized(f"{marker}\n\n{prose(reply.message)}\n\n{line}", rules)
 
         def send(thread: int = thread, body: str = body) -> dict[str, Any]:
             made: dict[str, Any] = api.call(

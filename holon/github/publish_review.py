@@ -32,6 +32,7 @@ from holon.errors import InvalidInput
 from holon.github.errors import PublishError, Rejected
 from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
+from holon.github.neutralize import DEFAULT_RULES, OutputRules, neutralized
 from holon.github.outcome import EffectOutcome
 from holon.github.publish_api import RepoApi, write_once
 from holon.github.publish_names import path_problem
@@ -92,6 +93,7 @@ def post_review(
     request: PublishRequest,
     doc: ReviewDoc,
     workflow: str = "holon",
+    rules: OutputRules = DEFAULT_RULES,
 ) -> EffectOutcome:
     """4 calls: the pull request, its reviews, its review threads (a finding one already raises
     is not repeated), the review (5 when its line comments are refused and it is posted again
@@ -136,9 +138,9 @@ def post_review(
     head_text = f"{marker}\n\nHolon's review of {code(sha[:12])} (run {code(request.run_id)})."
 
     def create() -> dict[str, Any]:
-        body = _body(head_text, doc, inline_comments=True)
+        body = neutralized(_body(head_text, doc, inline_comments=True), rules)
         payload: dict[str, Any] = {"commit_id": sha, "event": event, "body": body}
-        payload["comments"] = [_comment(f) for f in doc.comments]
+        payload["comments"] = [_comment(f, rules) for f in doc.comments]
         try:
             made: dict[str, Any] = api.call(
                 "pulls/create-review", "POST", f"/pulls/{number}/reviews", body=payload
@@ -147,7 +149,8 @@ def post_review(
             if not doc.comments:
                 raise
             notes.append("GitHub refused the line comments: the findings are in the body")
-            payload.update(body=_body(head_text, doc, inline_comments=False), comments=[])
+            body = neutralized(_body(head_text, doc, inline_comments=False), rules)
+            payload.update(body=body, comments=[])
             made = api.call("pulls/create-review", "POST", f"/pulls/{number}/reviews", body=payload)
         return made
 
@@ -176,10 +179,11 @@ def _not_repeated(api: RepoApi, number: int, doc: ReviewDoc, notes: list[str]) -
     return doc.model_copy(update={"comments": kept})
 
 
-def _comment(finding: Finding) -> dict[str, Any]:
+def _comment(finding: Finding, rules: OutputRules) -> dict[str, Any]:
     body = f"**{finding.severity}**: {prose(finding.message)}"
     if finding.suggestion.strip():
         body += f"\n\n**Suggestion**: {prose(finding.suggestion)}"
+    body = neutralized(body, rules)
     return {"path": finding.path, "line": finding.line, "side": "RIGHT", "body": body}
 
 

@@ -27,6 +27,7 @@ from holon.github.facts import GitHubFacts
 from holon.github.handler import EFFECTS, GitHubHandler
 from holon.github.live import live_facts
 from holon.github.merge_handler import MergeHandler
+from holon.github.neutralize import rules_for
 from holon.github.publish_policy import PublishPolicy
 from holon.github.pygithub_repo import open_repo
 from holon.github.rest import repo_path
@@ -100,7 +101,9 @@ def github_edge(
         raise InvalidInput(f"{source} must name a repository as OWNER/NAME, not {shown}") from None
     config = GitHubConfig.from_env(env)
     client = make_client(config, on_wait=on_wait)
-    scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow)
+    # What Holon's bodies may link to: the policy's hosts and the repository's own.
+    rules = rules_for(settings.link_domains, config.api_url, env.get("GITHUB_SERVER_URL"))
+    scope = Scope(open_repo(client, repo), repo, config.login, workflow=workflow, rules=rules)
     facts = live_facts(
         config, env, allowed_bots=settings.allowed_bots, on_wait=on_wait, client=client
     )
@@ -114,7 +117,11 @@ def github_edge(
         wip_markers=settings.wip_markers,
     )
     # The marker's workflow name is the edge's, as every other effect's; the rest is the policy's.
-    publish = PublishPolicy(**settings.publish.model_dump(), workflow=workflow)
+    publish = PublishPolicy(
+        **settings.publish.model_dump(),
+        workflow=workflow,
+        link_domains=tuple(sorted(rules.domains)),
+    )
     return GitHubEdge(
         config, client, repo, scope, facts, GitHubHandler(scope, clock), merge, publish
     )

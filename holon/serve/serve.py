@@ -296,7 +296,10 @@ class Serve:
         from holon.github.publish_policy import PublishPolicy
         from holon.github.publish_preview import preview_handlers
 
-        settings = PublishPolicy(**policy.settings.publish.model_dump())
+        settings = PublishPolicy(
+            **policy.settings.publish.model_dump(),
+            link_domains=tuple(policy.settings.link_domains),
+        )
         return preview_handlers(runs_dir, self.clock, settings, title_of=self._titles.get)[PUBLISH]
 
     def event_by_id(self, event_id: str) -> EventEnvelope | None:
