@@ -14,7 +14,7 @@ import re
 # characters, the BOM): removed from untrusted text before anything else.
 # Tag characters (U+E0000..U+E007F) spell hidden ASCII. C1 controls (U+0080..U+009F) include CSI,
 # which some terminals act on as ESC [ does.
-_HIDDEN = re.compile(
+HIDDEN = re.compile(
     "[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -31,7 +31,7 @@ class Trusted(str):
 
 def clean(text: str) -> str:
     """Remove hidden and control characters (keeps newlines and tabs)."""
-    return _CONTROL.sub("", _HIDDEN.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+    return _CONTROL.sub("", HIDDEN.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
 def inline(text: str) -> str:

@@ -94,7 +94,7 @@ def run_decide(
     bundles.mkdir(parents=True, exist_ok=True)
     catalog = default_catalog()
     finder = _Finder()
-    context = EventContext(finder)
+    context = EventContext(finder, untrusted=policy.settings.context.untrusted)
     defer = DeferHandler(
         bundle_root=bundles,
         clock=clock,

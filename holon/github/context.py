@@ -14,6 +14,12 @@ fresh name and a rename, so a link planted there cannot redirect a write. Every 
 bounded: texts by `context_records.untrusted`, lists by `Limits.json_bytes`, the diff by
 `Limits.diff_bytes`, each log by `Limits.log_bytes`. `manifest.json` is written last.
 
+Every comment, review and review comment carries its author's `author_association` and a
+`trust` mark (`context_trust.py`); with `untrusted="exclude"` (the policy's
+`settings.context.untrusted`) untrusted authors' records are left out and the manifest says how
+many. The diff's hidden characters (bidi controls, zero-width, tag characters) are shown as
+`<U+202E>`: a patch keeps its text, but nothing in it stays invisible.
+
 Files: `issue.md` or `pull_request.md`, `comments.json`, and for a pull request
 `reviews.json`, `review_threads.json`, `files.json`, `diff.patch`, `commits.json`,
 `checks.json`, `logs/<check-run-id>.txt` (the failing GitHub Actions jobs' log tails).
@@ -43,7 +49,8 @@ from holon.fsutil import place_at
 from holon.github import context_records as rec
 from holon.github.context_payload import PayloadReader, Trigger, repo_of, subject_of, trigger_of
 from holon.github.context_source import ContextReader, Part, PartMissing
-from holon.markdown import clean
+from holon.github.context_trust import TrustMarks, Untrusted
+from holon.markdown import HIDDEN, clean
 from holon.secrets import mask_secret_looking
 from holon.templating import render
 from holon.terminal import line
@@ -193,13 +200,17 @@ def collect(
     repo: str | None,
     trigger: Trigger | None,
     limits: Limits | None = None,
+    untrusted: Untrusted = "mark",
 ) -> ContextManifest:
     """Collect the context of `subject` through `reader` into the empty directory `dest`."""
     limits = limits or Limits()
     out = ContextDir(dest)
     try:
         found = _Collection(out, reader.source)
-        _collect(found, reader, subject, trigger, limits)
+        marks = TrustMarks(reader, untrusted)
+        _collect(found, reader, subject, trigger, limits, marks)
+        for name, reason in marks.reasons():
+            found.lack(name, reason)
         manifest = ContextManifest(
             subject=subject,
             repo=repo,
@@ -219,10 +230,12 @@ def _collect(
     subject: ContextSubject,
     trigger: Trigger | None,
     limits: Limits,
+    marks: TrustMarks,
 ) -> None:
     kind, number = subject.kind, subject.number
     item = found.read(kind, lambda: reader.item(kind, number))
     if item is not None:
+        item = marks.item(item)
         heading = "Pull request" if kind == "pull_request" else "Issue"
         text = render("holon.github", "context_item.md.j2", "text", heading=heading, item=item)
         found.put(kind, f"{kind}.md", text.encode("utf-8"))
@@ -230,16 +243,17 @@ def _collect(
             found.lack(f"{kind} (fields)", gap)
 
     comments = found.read("comments", lambda: reader.comments(number))
-    _put_marked(found, "comments", "comments.json", comments, trigger, "comment", limits)
+    _put_marked(found, "comments", "comments.json", comments, trigger, "comment", limits, marks)
     if kind != "pull_request":
         return
 
     reviews = found.read("reviews", lambda: reader.reviews(number))
-    _put_marked(found, "reviews", "reviews.json", reviews, trigger, "review", limits)
+    _put_marked(found, "reviews", "reviews.json", reviews, trigger, "review", limits, marks)
     review_comments = found.read("review_threads", lambda: reader.review_comments(number))
     if review_comments is not None:
         marked = _marked(review_comments.records, trigger, "review_comment")
-        threads = Part(rec.threads(marked.records), review_comments.gap)
+        kept = marks.records("review_threads", marked.records)
+        threads = Part(rec.threads(kept), review_comments.gap)
         found.put_list("review_threads", "review_threads.json", threads, limits.json_bytes)
         if threads.records:
             found.lack("review_threads (resolution)", RESOLUTION)
@@ -252,7 +266,7 @@ def _collect(
         if size > len(data):
             data = data[: data.rfind(b"\n") + 1] or data  # whole lines
             found.lack("diff (rest)", f"the diff is {size} bytes: cut to its first {len(data)}")
-        found.put("diff", "diff.patch", data)
+        found.put("diff", "diff.patch", visible_hidden(data))
     commits = found.read("commits", lambda: reader.commits(number))
     found.put_list("commits", "commits.json", commits, limits.json_bytes)
 
@@ -274,16 +288,24 @@ def _put_marked(
     trigger: Trigger | None,
     kind: str,
     limits: Limits,
+    marks: TrustMarks,
 ) -> None:
     # The trigger's own record comes from the payload: it is in the context even when the
     # list could not be read.
     records = part.records if part is not None else []
-    marked = _marked(records, trigger, kind)
+    marked = Part(marks.records(name, _marked(records, trigger, kind).records))
     if part is None:
         if marked.records:
             found.put_list(name, path, marked, limits.json_bytes, source="payload")
         return
     found.put_list(name, path, Part(marked.records, part.gap), limits.json_bytes)
+
+
+def visible_hidden(data: bytes) -> bytes:
+    """A patch with each hidden character (`markdown.HIDDEN`) shown as `<U+XXXX>`."""
+    text = data.decode("utf-8", "surrogateescape")
+    shown = HIDDEN.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
+    return data if shown == text else shown.encode("utf-8", "surrogateescape")
 
 
 def _logs(
@@ -323,6 +345,7 @@ def collect_event(
     repo: str | None = None,
     subject: ContextSubject | None = None,
     limits: Limits | None = None,
+    untrusted: Untrusted = "mark",
 ) -> ContextManifest:
     """The context of the issue or pull request an event (`issue_comment`, its payload) is
     about, through `reader` (the payload alone when None). `subject` and `repo` override what
@@ -341,6 +364,7 @@ def collect_event(
         repo=repo or repo_of(payload),
         trigger=trigger_of(event, payload),
         limits=limits,
+        untrusted=untrusted,
     )
 
 

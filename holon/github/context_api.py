@@ -138,6 +138,17 @@ class ApiReader:
         part = self._pages("pulls/list-review-comments", path)
         return Part([rec.review_comment(c) for c in part.records], part.gap)
 
+    def permission(self, login: str) -> str | None:
+        """`login`'s permission on the repository (`admin`, `write`, `read`...); None when
+        GitHub does not say (a 404 for an account that is no collaborator, a refusal)."""
+        path = f"{self._root}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
+        try:
+            _, data = self._get("repos/get-collaborator-permission-level", path)
+        except PartMissing:
+            return None
+        value = rec.obj(data).get("permission")
+        return value if isinstance(value, str) else None
+
     def files(self, number: int) -> Part:
         part = self._pages("pulls/list-files", f"{self._root}/pulls/{int(number)}/files")
         return Part([rec.changed_file(f) for f in part.records], part.gap)

@@ -80,6 +80,8 @@ class Item:
     head: Ref | None = None
     base: Ref | None = None
     gaps: tuple[str, ...] = field(default=())  # what this record could not say, and why
+    association: str | None = None  # GitHub's author_association of its author
+    trust: str | None = None  # the collector's mark (holon/github/trust.py)
 
 
 def _ref(value: Any) -> Ref | None:
@@ -108,6 +110,7 @@ def item(data: dict[str, Any], fallback_number: int) -> Item:
         number=number(data.get("number")) or fallback_number,
         title=short(data.get("title")),
         author=login(data.get("user")),
+        association=short(data.get("author_association")),
         state=short(data.get("state")),
         labels=labels_of(data.get("labels")),
         body=untrusted(data.get("body")) if isinstance(data.get("body"), str) else None,
@@ -125,6 +128,7 @@ def comment(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": number(data.get("id")),
         "author": login(data.get("user")),
+        "author_association": short(data.get("author_association")),
         "created_at": short(data.get("created_at") or data.get("submitted_at")),
         "body": untrusted(data.get("body")),
     }
@@ -134,6 +138,7 @@ def review(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": number(data.get("id")),
         "author": login(data.get("user")),
+        "author_association": short(data.get("author_association")),
         "state": short(data.get("state")),
         "submitted_at": short(data.get("submitted_at")),
         "commit_id": short(data.get("commit_id")),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from holon.gateway.envelope import EventEnvelope, is_internal
 from holon.intent import ActionIntent
@@ -54,10 +54,12 @@ class EventContext:
         client: github.Github | None = None,
         *,
         timeout: float = 30.0,
+        untrusted: Literal["mark", "exclude"] = "mark",
     ) -> None:
         self.find = find
         self.client = client
         self.timeout = timeout
+        self.untrusted: Literal["mark", "exclude"] = untrusted  # settings.context.untrusted
 
     def collect(self, intent: ActionIntent, dest: Path) -> None:
         # The readers are imported by the first run that needs a context, not by every serve.
@@ -72,7 +74,13 @@ class EventContext:
         if self.client is not None and repo:
             reader = ApiReader(self.client, repo, timeout=self.timeout)
         collect_event(
-            event, payload, dest, reader=reader, repo=repo, subject=subject_of_intent(intent)
+            event,
+            payload,
+            dest,
+            reader=reader,
+            repo=repo,
+            subject=subject_of_intent(intent),
+            untrusted=self.untrusted,
         )
 
 

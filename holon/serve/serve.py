@@ -244,7 +244,11 @@ class Serve:
                 image=options.image,
                 describe=self._describe,
                 host=host_skills(self._catalog),
-                context=EventContext(self.event_by_id, self.context_client),
+                context=EventContext(
+                    self.event_by_id,
+                    self.context_client,
+                    untrusted=policy.settings.context.untrusted,
+                ),
                 env=options.agent_env,
                 secrets=options.agent_secrets,
                 catalog=self._catalog,

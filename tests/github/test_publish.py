@@ -114,7 +114,8 @@ def test_an_issue_run_becomes_a_commit_a_branch_and_a_draft_pull_request(
     assert marker is not None
     assert (marker.subject, marker.skill) == ("issue:1", "github-issue-solve")
     assert "\nFixes #1\n" in pull.body
-    assert "```markdown\nFixed it. Closes #5 @someone\n```" in pull.body  # fenced, inert
+    # Fenced, inert, and the mention broken where the body is written (neutralize.py).
+    assert "```markdown\nFixed it. Closes #5 @\u200bsomeone\n```" in pull.body
     # The calls: the branch read, the base, the blobs the patch reads (not the new file's),
     # one blob for the binary file (text goes inline), the tree, the commit, the branch, the PR.
     assert github_server.operations() == [
