@@ -57,7 +57,9 @@ def main(args: argparse.Namespace) -> int:
             raise InvalidInput("reading GitHub needs the repository: pass --repo OWNER/NAME")
         config = GitHubConfig.from_env(os.environ)
         try:
-            reader = ApiReader(make_client(config), repo, timeout=config.timeout)
+            reader = ApiReader(
+                make_client(config), repo, timeout=config.timeout, read_permissions=True
+            )
         except GitHubError:
             shown = line(repr(repo), limit=120)
             raise InvalidInput(f"the repository must be OWNER/NAME, not {shown}") from None

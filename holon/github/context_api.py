@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import json
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import github
@@ -58,12 +58,17 @@ class ApiReader:
         pages: int = PAGES,
         timeout: float = 30.0,
         session: requests.Session | None = None,
+        permission_of: Callable[[str], str | None] | None = None,
+        read_permissions: bool = False,
     ) -> None:
         self._requester = client.requester
         self._root = repo_path(repo)  # a name GitHub could not have is refused here
         self.pages = pages
         self.timeout = timeout
         self._session = session or requests.Session()
+        # The edge's facts read permissions too, cached per pass: asked there, not twice.
+        self._permission_of = permission_of
+        self._read_permissions = read_permissions  # else a member's write access is unconfirmed
 
     # -- requests ---------------------------------------------------------------------------
     def _get(self, operation: str, path: str, **params: Any) -> tuple[dict[str, Any], Any]:
@@ -141,6 +146,10 @@ class ApiReader:
     def permission(self, login: str) -> str | None:
         """`login`'s permission on the repository (`admin`, `write`, `read`...); None when
         GitHub does not say (a 404 for an account that is no collaborator, a refusal)."""
+        if self._permission_of is not None:
+            return self._permission_of(login)
+        if not self._read_permissions:
+            return None
         path = f"{self._root}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
         try:
             _, data = self._get("repos/get-collaborator-permission-level", path)

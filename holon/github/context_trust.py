@@ -36,7 +36,10 @@ class TrustMarks:
         self.excluded: dict[str, int] = {}
 
     def _permission(self, login: str | None, association: str | None) -> str | None:
-        if self._reader is None or not login or association not in TO_LOOK_UP:
+        # An app (`name[bot]`) is no collaborator: its association is all there is.
+        if self._reader is None or not login or login.endswith("[bot]"):
+            return None
+        if association not in TO_LOOK_UP:
             return None
         key = login.casefold()
         if key not in self._known:

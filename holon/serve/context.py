@@ -55,11 +55,13 @@ class EventContext:
         *,
         timeout: float = 30.0,
         untrusted: Literal["mark", "exclude"] = "mark",
+        permission: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self.find = find
         self.client = client
         self.timeout = timeout
         self.untrusted: Literal["mark", "exclude"] = untrusted  # settings.context.untrusted
+        self.permission = permission  # (repo, login) -> permission: the edge's facts, cached
 
     def collect(self, intent: ActionIntent, dest: Path) -> None:
         # The readers are imported by the first run that needs a context, not by every serve.
@@ -72,7 +74,13 @@ class EventContext:
         repo = intent.target.repo or (env.scope.repo if env is not None else None)
         reader: ContextReader = PayloadReader(event, payload)
         if self.client is not None and repo:
-            reader = ApiReader(self.client, repo, timeout=self.timeout)
+            known = self.permission
+            reader = ApiReader(
+                self.client,
+                repo,
+                timeout=self.timeout,
+                permission_of=(lambda login: known(repo, login)) if known else None,
+            )
         collect_event(
             event,
             payload,

@@ -248,6 +248,7 @@ class Serve:
                     self.event_by_id,
                     self.context_client,
                     untrusted=policy.settings.context.untrusted,
+                    permission=self._facts.permission,
                 ),
                 env=options.agent_env,
                 secrets=options.agent_secrets,

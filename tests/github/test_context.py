@@ -109,9 +109,11 @@ def test_an_issue_comment_gives_the_issue_and_the_trigger_comment(tmp_path: Path
     assert comment == {
         "id": payload["comment"]["id"],
         "author": payload["comment"]["user"]["login"],
+        "author_association": payload["comment"]["author_association"],
         "created_at": payload["comment"]["created_at"],
         "body": payload["comment"]["body"],
         "trigger": True,
+        "trust": "trusted: write access",  # the example's commenter is the OWNER
     }
     data = read_manifest(tmp_path / "c")
     assert data["trigger"] == {
