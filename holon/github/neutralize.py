@@ -15,6 +15,10 @@ is written (`body.with_marker`, publishing's PR, review and reply bodies), after
   the named ones for `:` `/` `.`) are broken first, so `https&#58;//` cannot hide a scheme.
   Hosts are compared exactly (lowercased): `github.com` does not allow `gist.github.com`.
 
+Last, a word that looks like a secret (a `ghp_`/`sk-ant-` token, a URL password:
+`holon.secrets.mask_secret_looking`) is masked: the agent never holds Holon's secrets, and should
+it echo one it learned some other way, it is not posted.
+
 Everything is idempotent (a neutralized body neutralized again is the same body: comments are
 compared to what they already say) and linear: every pattern is bounded or anchored so a 1 MB
 hostile body costs milliseconds.
@@ -26,6 +30,8 @@ import re
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from holon.secrets import mask_secret_looking
 
 ZWSP = "\u200b"
 DEFAULT_DOMAINS = ("github.com",)
@@ -138,7 +144,7 @@ def neutralized(text: str, rules: OutputRules = DEFAULT_RULES) -> str:
     text = _MENTION.sub("@" + ZWSP, text)
     text = _IMAGE.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
     text = _LINK.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
-    return _URL.sub(lambda m: _url(m, rules), text)
+    return mask_secret_looking(_URL.sub(lambda m: _url(m, rules), text))
 
 
 def _url(found: re.Match[str], rules: OutputRules) -> str:
