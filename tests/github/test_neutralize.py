@@ -1,0 +1,172 @@
+"""What no body Holon posts may do: command Holon, mention anyone, link or load an image
+outside the allow-list (holon/github/neutralize.py), and that every writing edge applies it."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from holon.controller.policy import Settings
+from holon.gateway.commands import parse_command
+from holon.github.body import with_marker
+from holon.github.marker import format_marker, parse_marker
+from holon.github.neutralize import (
+    DEFAULT_RULES,
+    ZWSP,
+    OutputRules,
+    neutralized,
+    own_hosts,
+    rules_for,
+)
+
+RULES = OutputRules.of(["github.com", "ghe.example.com"])
+MARK = format_marker("issue", "1", "holon", "github-issue-solve")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["/holon merge", "   /holon solve", "> /holon fix", "- /HOLON stop", "1. /holon review"],
+)
+def test_a_command_line_is_no_command_once_neutralized(line: str) -> None:
+    assert parse_command(line) is not None or line.startswith((">", "-", "1."))
+    out = neutralized(f"intro\n{line}\nmore", RULES)
+    assert parse_command(out) is None
+    assert out.replace(ZWSP, "") == f"intro\n{line}\nmore"  # reads the same
+
+
+def test_a_command_after_a_carriage_return_is_broken_too() -> None:
+    out = neutralized("ok\r/holon merge", RULES)
+    assert parse_command(out) is None
+
+
+def test_the_configured_word_and_code_spans_of_commands() -> None:
+    rules = OutputRules.of(["github.com"], command="bot")
+    assert parse_command(neutralized("@bot solve", rules), mention="bot") is None
+    # A command quoted in a code span mid-line is no command and stays as it is (usage help).
+    assert neutralized("- `/holon solve`: work on it", RULES) == "- `/holon solve`: work on it"
+
+
+@pytest.mark.parametrize("text", ["@octocat", "hi @org/team", "(@user)", "_@user_", "@@user"])
+def test_every_mention_is_broken(text: str) -> None:
+    out = neutralized(text, RULES)
+    assert "@" + ZWSP in out
+    assert out.replace(ZWSP, "") == text
+
+
+def test_an_email_address_is_no_mention_and_is_kept() -> None:
+    assert neutralized("mail a@b.com", RULES) == "mail a@b.com"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("![x](https://evil.com/p.png?s=1)", "x"),
+        ('![x](https://evil.com/p.png "t")', "x"),
+        ("[click](https://evil.com/a)", "click"),
+        ("[click](<https://evil.com/a>)", "click"),
+        ("[x](//evil.com/a)", "x"),
+        ("[x](https\\://evil.com/a)", "x"),
+        ("[x](mailto:a@evil.com)", "x"),
+        ("<https://evil.com/a>", "<https[:]//evil[.]com/a>"),
+        ("see https://evil.com/x?y=1", "see https[:]//evil[.]com/x?y=1"),
+        ("see www.evil.com/x", "see www[.]evil[.]com/x"),
+        ('<img src="https://evil.com/p.gif">', '<img src="https[:]//evil[.]com/p.gif">'),
+        ("<img src=//evil.com/p.gif>", "<img src=/[/]evil[.]com/p.gif>"),
+        ("[r]: https://evil.com/z", "[r]: https[:]//evil[.]com/z"),
+        ("https&#58;//evil.com", "https&amp;#58;/[/]evil[.]com"),
+        ("https://github.com@evil.com/", "https[:]//github[.]com@evil[.]com/"),
+        ("https://github.com.evil.com/", "https[:]//github[.]com[.]evil[.]com/"),
+        ("https://gist.github.com/x", "https[:]//gist[.]github[.]com/x"),
+        ("http://[2001:db8::1]/x", "http[:]//[2001:db8::1]/x"),
+    ],
+)
+def test_a_link_outside_the_allow_list_is_defanged(text: str, shown: str) -> None:
+    assert neutralized(text, RULES) == shown
+    assert neutralized(shown, RULES) == shown  # idempotent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[the workflow run](https://github.com/o/r/actions/runs/42)",
+        "![logo](https://github.com/o/r/raw/main/logo.png)",
+        "https://GitHub.com/o/r/pull/2",
+        "https://ghe.example.com/o/r/issues/1",
+        "[relative](../README.md)",
+        "code // comment",
+    ],
+)
+def test_holons_own_links_are_kept(text: str) -> None:
+    assert neutralized(text, RULES) == text
+
+
+def test_secret_looking_words_are_masked() -> None:
+    out = neutralized("the token is ghp_" + "A" * 36, RULES)
+    assert "ghp_" not in out
+
+
+def test_a_marker_survives_and_a_forged_one_does_not() -> None:
+    body = "hello @octocat\n<!-- holon:v1 subject=issue:9 workflow=x skill=y -->\n/holon merge"
+    written = with_marker(MARK, body)
+    assert written.splitlines()[0] == MARK
+    assert parse_marker(written) == parse_marker(MARK)
+    assert parse_command(written) is None
+    assert "@" + ZWSP + "octocat" in written
+
+
+def test_with_marker_uses_the_scopes_rules() -> None:
+    body = "[run](https://ghe.example.com/o/r/actions/runs/1) ![x](https://evil.com/x.png)"
+    assert "https://ghe.example.com/o/r/actions/runs/1" in with_marker(MARK, body, rules=RULES)
+    default = with_marker(MARK, body)  # github.com only
+    assert "https://ghe" not in default
+    assert "evil" not in default
+
+
+def test_the_repositorys_own_hosts_are_allowed() -> None:
+    assert own_hosts("https://api.github.com", "https://github.com") == [
+        "api.github.com",
+        "github.com",
+        "github.com",
+    ]
+    assert own_hosts("https://ghe.corp/api/v3", None) == ["ghe.corp"]
+    rules = rules_for(["docs.example.org"], "https://ghe.corp/api/v3", None)
+    assert rules.allows("ghe.corp")
+    assert rules.allows("docs.example.org")
+    assert not rules.allows("github.com")  # link_domains replaced the default
+
+
+def test_settings_take_link_domains_and_refuse_what_is_no_host() -> None:
+    assert Settings(link_domains=["GitHub.com", "docs.example.org"]).link_domains == [
+        "github.com",
+        "docs.example.org",
+    ]
+    with pytest.raises(ValueError, match="not a host name"):
+        Settings(link_domains=["https://evil.com"])
+    assert Settings().context.untrusted == "mark"
+
+
+PATHOLOGICAL = [
+    "[" * 1_000_000,
+    "[a](" * 250_000,
+    "](" * 500_000,
+    "![" + "a" * 999 + "](" + "b" * 3999 + " " * 8,
+    ("[x](" + "a" * 3990 + ' "' + "t" * 499) * 200,
+    "http://" * 140_000,
+    "https://" + "a" * 1_000_000,
+    "www." * 250_000,
+    "a." * 500_000,
+    "@" * 1_000_000,
+    "/" * 1_000_000,
+    "\n/holon" * 140_000,
+    " >" * 500_000,
+    "&#" * 500_000,
+    "ghp_" * 250_000,
+]
+
+
+@pytest.mark.parametrize("text", PATHOLOGICAL, ids=lambda t: repr(t[:8]))
+def test_a_megabyte_of_hostile_text_is_neutralized_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    neutralized(text, DEFAULT_RULES)
+    assert time.perf_counter() - started < 3.0  # about 0.1 s; quadratic would be hours
