@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from holon.actions.commands import key_value
 from holon.errors import InvalidInput
+from holon.github.neutralize import DEFAULT_DOMAINS, neutralized, rules_for
 
 SUMMARY_LIMIT = 1024 * 1024
 CUT_NOTE = "\n\n*(the rest of this summary was cut: GitHub shows at most 1 MiB)*\n"
@@ -38,10 +39,14 @@ def write_outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:
 
 def append_summary(env: Mapping[str, str], markdown: str) -> bool:
     """Add `markdown` to the step summary within what is left of 1 MiB; False when it was cut
-    (or there was no room at all). Without `GITHUB_STEP_SUMMARY`, nothing is written."""
+    (or there was no room at all). Without `GITHUB_STEP_SUMMARY`, nothing is written. It echoes
+    issue titles and evidence: neutralized as every body Holon posts (no mention, no command
+    line, no link or image off GitHub's own hosts: an image there is fetched by every viewer)."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return True
+    rules = rules_for(DEFAULT_DOMAINS, env.get("GITHUB_API_URL"), env.get("GITHUB_SERVER_URL"))
+    markdown = neutralized(markdown, rules)
     try:
         used = os.stat(path).st_size
     except FileNotFoundError:

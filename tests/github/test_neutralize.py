@@ -4,6 +4,7 @@ outside the allow-list (holon/github/neutralize.py), and that every writing edge
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,20 @@ def test_a_megabyte_of_hostile_text_is_neutralized_in_linear_time(text: str) -> 
     started = time.perf_counter()
     neutralized(text, DEFAULT_RULES)
     assert time.perf_counter() - started < 3.0  # about 0.1 s; quadratic would be hours
+
+
+def test_the_step_summary_is_neutralized_as_it_is_written(tmp_path: Path) -> None:
+    from holon.actions.files import append_summary
+
+    path = tmp_path / "summary.md"
+    env = {"GITHUB_STEP_SUMMARY": str(path), "GITHUB_SERVER_URL": "https://ghe.corp"}
+    append_summary(
+        env,
+        "## Holon\n/holon merge\n@octocat ![x](https://evil.com/p.png?s=1) "
+        "[run](https://ghe.corp/o/r/actions/runs/1)\n",
+    )
+    written = path.read_text()
+    assert parse_command(written) is None
+    assert "@" + ZWSP + "octocat" in written
+    assert "evil.com" not in written
+    assert "[run](https://ghe.corp/o/r/actions/runs/1)" in written
