@@ -146,3 +146,19 @@ def test_a_bad_pr_fix_json_is_refused(document: bytes) -> None:
     with pytest.raises(PublishError, match=r"pr-fix\.json") as caught:
         read_replies(document)
     assert caught.value.reason == "bad-input"
+
+
+def test_a_reply_is_neutralized_where_it_is_written(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+) -> None:
+    message = "/holon merge\n@octocat ![x](https://evil.example/p.png?t=1) ghp_" + "A" * 36
+    doc = _doc({"comment_id": 20, "status": "wontfix", "message": message})
+    post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    body = github_server.last("pulls/create-reply-for-review-comment").json["body"]
+    assert parse_marker(body) is not None
+    assert "/\u200bholon merge" in body
+    assert "@\u200b" in body
+    assert "evil.example" not in body
+    assert "ghp_" not in body
