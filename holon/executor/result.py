@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from holon.closure.evidence import Question
-from holon.controller.memory import Spend
+from holon.spend import Spend
 
 
 class EffectOutput(BaseModel):
