@@ -38,7 +38,9 @@ _AUTHORED = {
 
 def event_names() -> list[str]:
     folder = resources.files("holon.eval").joinpath("events")
-    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return sorted(
+        p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")
+    )
 
 
 @cache

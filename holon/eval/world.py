@@ -163,7 +163,9 @@ def _intent(index: int, given: IntentState, subject: str, now: datetime) -> Reco
 def _wait(index: int, given: WaitState, subject: str, now: datetime) -> Record:
     data = given.model_dump(exclude={"age", "subject"}, exclude_none=True)
     data["subject"] = given.subject or subject
-    return _record("wait", f"wait_eval{index:04d}", "live", now - timedelta(seconds=given.age), data)
+    return _record(
+        "wait", f"wait_eval{index:04d}", "live", now - timedelta(seconds=given.age), data
+    )
 
 
 def _state(scenario: Scenario, env: EventEnvelope, subject: str, now: datetime) -> ServeState:
