@@ -61,7 +61,7 @@ def scores(results: Results, min_accuracy: float = DEFAULT_MIN_ACCURACY) -> list
             if changed:
                 failures.append(f"not as documented: {', '.join(changed)}")
         total = len(column)
-        tally = {v: counts.get(v, 0) for v in VERDICTS}
+        tally: dict[str, int] = {v: counts.get(v, 0) for v in VERDICTS}
         if total and tally["ok"] / total < min_accuracy:
             failures.append(f"accuracy {tally['ok'] / total:.1%} is below {min_accuracy:.0%}")
         found.append(Score(contender.name, True, None, tally, total, failures))
