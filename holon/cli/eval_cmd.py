@@ -1,4 +1,5 @@
-"""`holon eval [--scenarios DIR] [--decider NAME]... [--min-accuracy PCT] [--json]`: the
+"""`holon eval [--scenarios DIR] [--policy FILE] [--decider NAME]... [--min-accuracy PCT]
+[--json]`: the
 decision evaluation (docs/eval.md). Every scenario is replayed through the controller with each
 decider; the table (or JSON) says what each decided. Exit 0 when every decider asked for passes,
 1 when one does not (unsafe, an error, below the threshold, the policy not as documented, or a
@@ -28,6 +29,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a directory of scenario *.yaml files (default: the corpus shipped with Holon)",
     )
     parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="the policy the scenarios run under (default: the built-in policy)",
+    )
+    parser.add_argument(
         "--decider",
         action="append",
         choices=DECIDERS,
@@ -47,6 +53,7 @@ def main(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from holon.controller.policy import load_policy
     from holon.eval.harness import Contender, agent_contender, evaluate, policy_contender
     from holon.eval.report import DEFAULT_MIN_ACCURACY, as_json, scores, table
     from holon.eval.scenario import builtin_dir, load_scenarios
@@ -56,7 +63,8 @@ def main(args: argparse.Namespace) -> int:
     wanted = args.decider or list(DECIDERS)
     makers = {"policy": policy_contender, "agent": agent_contender}
     contenders: list[Contender] = [makers[name]() for name in DECIDERS if name in wanted]
-    results = evaluate(scenarios, contenders)
+    policy = load_policy(Path(args.policy)) if args.policy else None
+    results = evaluate(scenarios, contenders, policy)
     minimum = DEFAULT_MIN_ACCURACY if args.min_accuracy is None else args.min_accuracy
     found = scores(results, minimum)
     if args.json:

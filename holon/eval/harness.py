@@ -24,6 +24,7 @@ from holon.controller.ledger import is_held
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import intent_of
 from holon.controller.passes import run_pass
+from holon.controller.policy import Policy
 from holon.controller.view import ControllerView
 from holon.eval.scenario import Scenario
 from holon.eval.scoring import Verdict, forbidden, verdict
@@ -200,10 +201,13 @@ class Results:
         return [self.outcomes[(s, name)] for s in self.scenarios if (s, name) in self.outcomes]
 
 
-def evaluate(scenarios: Sequence[Scenario], contenders: Sequence[Contender]) -> Results:
-    """Every scenario for every available contender. Worlds are built first, so a scenario that
-    cannot be built is refused (InvalidInput) before any decider runs."""
-    worlds = [prepare(s) for s in scenarios]
+def evaluate(
+    scenarios: Sequence[Scenario], contenders: Sequence[Contender], policy: Policy | None = None
+) -> Results:
+    """Every scenario for every available contender, under `policy` (default the built-in
+    one). Worlds are built first, so a scenario that cannot be built is refused (InvalidInput)
+    before any decider runs."""
+    worlds = [prepare(s, policy) for s in scenarios]
     catalog = default_catalog()
     outcomes: dict[tuple[str, str], Outcome] = {}
     for contender in contenders:

@@ -55,8 +55,9 @@ class World:
         return self.now
 
 
-def prepare(scenario: Scenario) -> World:
-    """The scenario's world; InvalidInput (one line naming the scenario) when it cannot be."""
+def prepare(scenario: Scenario, policy: Policy | None = None) -> World:
+    """The scenario's world, under `policy` (default the built-in one) with the scenario's
+    settings; InvalidInput (one line naming the scenario) when it cannot be built."""
     where = f"scenario {scenario.name}"
     payload = payload_of(scenario.event)
     try:
@@ -77,7 +78,7 @@ def prepare(scenario: Scenario) -> World:
         envelope=envelope,
         subject=subject,
         facts=_facts(scenario, envelope),
-        policy=_policy(scenario, where),
+        policy=_policy(scenario, policy or _builtin_policy(), where),
         now=now,
         state_json=_state(scenario, envelope, subject, now).model_dump_json(),
     )
@@ -88,8 +89,7 @@ def _builtin_policy() -> Policy:
     return load_policy(None)
 
 
-def _policy(scenario: Scenario, where: str) -> Policy:
-    base = _builtin_policy()
+def _policy(scenario: Scenario, base: Policy, where: str) -> Policy:
     if not scenario.settings:
         return base
     merged = {**base.settings.model_dump(), **scenario.settings}

@@ -136,3 +136,32 @@ def test_a_bad_scenario_file_is_one_line_and_exit_64(
 def test_a_missing_or_empty_directory_is_exit_64(tmp_path: Path) -> None:
     assert cli.main(["eval", "--scenarios", str(tmp_path / "nope")]) == 64
     assert cli.main(["eval", "--scenarios", str(tmp_path)]) == 64
+
+
+def test_a_users_corpus_runs_under_a_users_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A repository's own rule (a `triage` label asks for a review) is what the corpus scores."""
+    corpus = tmp_path / "evals"
+    corpus.mkdir()
+    (corpus / "label.yaml").write_text(
+        """
+name: triage-label
+description: The owner labels issue 2 `triage`, which this repository's policy reviews.
+event: {name: issues.labeled, label: triage, number: 2}
+facts: {permissions: {Codertocat: admin}}
+expect:
+  acceptable: [[{type: run_skill, skill: github-review}]]
+answer: {intents: []}
+"""
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "version: 1\nrules:\n  - name: triage\n    on: github.issues.labeled\n"
+        "    label: triage\n    do: run_skill\n    skill: github-review\n"
+    )
+    args = ["eval", "--decider", "policy", "--scenarios", str(corpus)]
+    assert cli.main(args) == 1  # the built-in policy has no such rule
+    assert cli.main([*args, "--policy", str(policy)]) == 0
+    capsys.readouterr()
+    assert cli.main([*args, "--policy", str(tmp_path / "missing.yaml")]) == 64
