@@ -53,6 +53,7 @@ def main(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from holon.cli._io import print_json
     from holon.controller.policy import load_policy
     from holon.eval.harness import Contender, agent_contender, evaluate, policy_contender
     from holon.eval.report import DEFAULT_MIN_ACCURACY, as_json, scores, table
@@ -68,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
     minimum = DEFAULT_MIN_ACCURACY if args.min_accuracy is None else args.min_accuracy
     found = scores(results, minimum)
     if args.json:
-        print(json.dumps(as_json(results, found), indent=2))
+        print_json(json.dumps(as_json(results, found), indent=2))
     else:
         print(table(results, found), end="")
     return 0 if all(s.passed for s in found) else 1
