@@ -99,9 +99,7 @@ def table(results: Results, found: list[Score]) -> str:
         )
     )
     lines.append("")
-    lines.append(
-        f"{len(results.scenarios)} scenarios; * documented in the scenario (expect.policy)"
-    )
+    lines.append(f"{len(results.scenarios)} scenarios; * as the scenario documents (expect.policy)")
     for score in found:
         state = "passes" if score.passed else "FAILS"
         why = f": {'; '.join(score.failures)}" if score.failures else ""
