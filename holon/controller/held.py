@@ -84,11 +84,11 @@ def continue_held(
     spent: list[Refusal] = []
     for record in taken:
         intent, problem = recheck(p, record, events)
-        limit = reached(p, intent) if intent is not None and problem is None else None
-        if intent is not None and limit is not None:
+        over = reached(p, intent) if intent is not None and problem is None else None
+        if intent is not None and over is not None:
             # A spend limit reached since: not a failure, the subject waits on the operator.
-            problem = (GUARD, limit.line)
-            spent.append(Refusal(intent, GUARD, limit.line))
+            problem = (GUARD, over.line)
+            spent.append(Refusal(intent, GUARD, over.line))
         if intent is not None and problem is None:
             performed.append((intent, {k: v for k, v in record.data.items() if k != "held"}))
             continue

@@ -7,7 +7,7 @@ price is never read as free.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from holon.contract.price import Price, cost_usd, price_for
 from holon.controller.memory import Spend
@@ -30,4 +30,12 @@ def spend_of(
     )
 
 
-__all__ = ["spend_of"]
+def pricer(prices: Mapping[str, Price]) -> Callable[[int, int, str | None], Spend]:
+    """`spend_of` at `prices`: what the executor applies to a run's usage."""
+    table = dict(prices)
+    return lambda input_tokens, output_tokens, model: spend_of(
+        input_tokens, output_tokens, model, table
+    )
+
+
+__all__ = ["pricer", "spend_of"]
