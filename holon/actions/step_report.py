@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from holon.actions.config import ActionConfig
 from holon.actions.result import Line, RunRow, StepResult
 from holon.controller.decide import target_of
+from holon.controller.memory import Spend
 from holon.controller.pass_report import PassReport
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
@@ -90,6 +91,7 @@ def runs_of(reports: list[PassReport], serve: Serve) -> list[RunRow]:
                 status=status,
                 outcome=previous.outcome if previous else "",
                 output=previous.output if previous else "",
+                usage=previous.usage if previous else None,
             )
         for done in report.results:
             row = rows.get(done.intent_id)
@@ -102,8 +104,16 @@ def runs_of(reports: list[PassReport], serve: Serve) -> list[RunRow]:
                 status=row.status,
                 outcome=done.run_outcome or row.outcome,
                 output=done.run_output_path or row.output,
+                # Every attempt spent: a retried run costs both.
+                usage=_added(row.usage, done.usage),
             )
     return list(rows.values())
+
+
+def _added(total: Spend | None, more: Spend | None) -> Spend | None:
+    if more is None:
+        return total
+    return more if total is None else total + more
 
 
 def _cut(text: object) -> str:
