@@ -155,7 +155,7 @@ def stops_of(report: PassReport) -> list[ActionIntent]:
 
 def spend_limited(report: PassReport) -> list[str]:
     """The subjects `report`'s pass left waiting on the operator because a spend limit held
-    back a run (controller/spend_guard.py): closures whose detail is such a refusal's line."""
+    back a run (controller/spend_guard.py): closures whose detail ends in such a refusal's line."""
     reasons = {
         str(item.get("reason"))
         for entry in report.decisions
@@ -164,7 +164,11 @@ def spend_limited(report: PassReport) -> list[str]:
     }
     if not reasons:
         return []
-    return [s for s, c in report.closures.items() if c.closure().detail in reasons]
+    return [
+        subject
+        for subject, closure in report.closures.items()
+        if any(closure.closure().detail.endswith(reason) for reason in reasons)
+    ]
 
 
 def continued_subjects(report: PassReport) -> list[str]:
