@@ -55,7 +55,8 @@ def test_the_subject_line_has_the_figure_and_how_to_continue() -> None:
         day_spend=Spend(),
         skill="github-pr-fix",
     )
-    assert found is not None and found.scope == "subject"
+    assert found is not None
+    assert found.scope == "subject"
     assert found.figure == "issue:7 spent 412,000 of 400,000 tokens ($3.12 of $3.00)"
     assert found.line == (
         "issue:7 spent 412,000 of 400,000 tokens ($3.12 of $3.00): raise "
@@ -72,7 +73,8 @@ def test_the_day_line_says_when_the_day_ends() -> None:
         day_spend=Spend(input_tokens=900, output_tokens=100, cost_usd=25.5, unpriced_tokens=40),
         mention="bot",
     )
-    assert found is not None and (found.scope, found.limit) == ("day", "day_cost_usd")
+    assert found is not None
+    assert (found.scope, found.limit) == ("day", "day_cost_usd")
     assert found.line == (
         "the repository spent 1,000 tokens ($25.50 of $25.00, 40 tokens unpriced) on "
         "2026-11-21 (UTC): wait for 2026-11-22 UTC or raise `settings.budgets.day_cost_usd` in "
@@ -83,7 +85,8 @@ def test_the_day_line_says_when_the_day_ends() -> None:
 def test_a_decider_may_ask_the_day_budget_before_calling_its_model() -> None:
     assert decider_allowed(Budgets(day_tokens=10), DAY, spent(9)) is None
     found = decider_allowed(Budgets(day_tokens=10), DAY, spent(10))
-    assert found is not None and found.limit == "day_tokens"
+    assert found is not None
+    assert found.limit == "day_tokens"
 
 
 def test_figures_and_commands() -> None:

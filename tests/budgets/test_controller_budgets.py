@@ -177,7 +177,8 @@ def test_two_copies_adding_the_same_day_lose_nothing_when_merged(tmp_path: Path)
     merged = merge(one.state, two.state)
     assert day_spend(merged, "2026-11-21") == USED + USED
     keys = sorted(r.key for r in merged.live("spend"))
-    assert len(keys) == 2 and all(k.startswith("2026-11-21/") for k in keys)
+    assert len(keys) == 2
+    assert all(k.startswith("2026-11-21/") for k in keys)
     # The design's whole-day record, if a writer keeps one, is counted too.
     merged.put(
         Record(

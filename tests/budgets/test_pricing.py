@@ -47,7 +47,8 @@ def test_spend_of_prices_known_models_and_never_reads_unknown_ones_as_free() -> 
     assert priced == Spend(input_tokens=1_000_000, output_tokens=200_000, cost_usd=6.0)
     unknown = spend_of(1_000, 500, "llama-3", {"claude-*": TABLE["claude-*"]})
     assert unknown == Spend(input_tokens=1_000, output_tokens=500, unpriced_tokens=1_500)
-    assert unknown.cost_usd == 0 and unknown.tokens == 1_500
+    assert unknown.cost_usd == 0
+    assert unknown.tokens == 1_500
     assert pricer(TABLE)(10, 20, "gpt-4o") == spend_of(10, 20, "gpt-4o", TABLE)
 
 
