@@ -143,9 +143,10 @@ class _Loop:
             # if that alone would cross the limit, not after.
             after = spent + cost_usd(self.last_input, 0, price)
             if spent >= budgets.max_cost_usd or (self.turns and after > budgets.max_cost_usd):
+                ahead = "" if spent >= budgets.max_cost_usd else "; its next request would pass it"
                 return "cost_budget", (
                     f"the run spent ${spent:,.2f} of ${budgets.max_cost_usd:,.2f} "
-                    f"({self.usage.total:,} tokens)"
+                    f"({self.usage.total:,} tokens){ahead}"
                 )
         if self.turns >= budgets.max_turns:
             return "max_steps", f"the turn budget ran out ({budgets.max_turns} model requests)"
