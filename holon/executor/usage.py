@@ -97,9 +97,8 @@ def read_self_reported(output: Path) -> RunUsage | None:
 def manifest_model(result: Any) -> str | None:
     """The model the agent said it used (its manifest's engine metadata)."""
     manifest = getattr(result, "manifest", None)
-    metadata = getattr(manifest, "metadata", None)
-    engine = metadata.get("engine") if isinstance(metadata, dict) else None
-    return _model(engine.get("model")) if isinstance(engine, dict) else None
+    engine = getattr(getattr(manifest, "metadata", None), "engine", None)
+    return _model(getattr(engine, "model", None))
 
 
 def run_usage(result: Any, output: Path | None) -> RunUsage | None:
