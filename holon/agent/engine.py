@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from holon.agent.conversation import Usage
-from holon.contract.price import Price
+from holon.price import Price
 
 
 @dataclass(frozen=True)

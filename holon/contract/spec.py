@@ -23,9 +23,9 @@ from pydantic import (
 )
 
 from holon import jsonio, yamlio
-from holon.contract.price import MAX_PRICES, Price
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
+from holon.price import MAX_PRICES, Price
 from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
 

@@ -16,11 +16,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from holon import jsonio, yamlio
-from holon.contract.price import MAX_PRICES, Price
 from holon.controller.publish_settings import PublishSettings
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
+from holon.price import MAX_PRICES, Price
 from holon.yamlio import StrictLoader
 
 Special = Literal["stop", "status", "usage", "recheck"]

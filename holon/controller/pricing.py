@@ -1,7 +1,7 @@
 """What tokens cost at the policy's price table (docs/budgets.md). Pure.
 
 `spend_of` turns a model's token counts into a `Spend`: priced when the table prices the model
-(`holon/contract/price.py` says which key matches), else every token unpriced, so an unknown
+(`holon/price.py` says which key matches), else every token unpriced, so an unknown
 price is never read as free.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from holon.contract.price import Price, cost_usd, price_for
 from holon.controller.memory import Spend
+from holon.price import Price, cost_usd, price_for
 
 
 def spend_of(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from holon.contract.price import Price, cost_usd, price_for
 from holon.controller.memory import Spend
 from holon.controller.policy import parse_policy
 from holon.controller.pricing import pricer, spend_of
 from holon.errors import InvalidInput
+from holon.price import Price, cost_usd, price_for
 
 TABLE = {
     "*": Price(input_per_mtok=100, output_per_mtok=100),

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from holon.contract.manifest import Manifest
-from holon.contract.price import Price
 from holon.controller.memory import Spend
 from holon.controller.pricing import pricer
 from holon.executor.handlers import from_run_record
 from holon.executor.result import ActionResult
 from holon.executor.usage import MAX_USAGE_BYTES
 from holon.intent import Target, make_intent
+from holon.price import Price
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 PRICES = {"claude-*": Price(input_per_mtok=3, output_per_mtok=15)}

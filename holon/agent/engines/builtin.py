@@ -32,7 +32,7 @@ from holon.agent.engine import EngineResult, EngineTask, Finish, Recorder, Stop
 from holon.agent.hygiene import make_non_dumpable
 from holon.agent.providers.base import Provider, ProviderError
 from holon.agent.tools import Toolbox, ToolOutcome
-from holon.contract.price import Price, cost_usd, price_for
+from holon.price import Price, cost_usd, price_for
 from holon.templating import render
 
 MAX_NUDGES = 2  # reminders to call a tool before the loop stops with no_finish
