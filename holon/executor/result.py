@@ -49,5 +49,9 @@ class ActionResult(BaseModel):
     usage: Spend | None = Field(
         default=None, description="What a skill run spent on its model, when it is known."
     )
+    usage_source: Literal["host", "agent"] | None = Field(
+        default=None,
+        description="Who measured `usage`: host (the runner's record) or agent (self-reported).",
+    )
     error: str | None = None
     at: AwareDatetime
