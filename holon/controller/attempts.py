@@ -22,6 +22,7 @@ from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.journals import decision_entry
 from holon.controller.pass_report import Pass
+from holon.controller.spending import record_spend
 from holon.executor.deferral import Deferred
 from holon.executor.result import ActionResult
 from holon.gateway.continuation import continues
@@ -111,6 +112,7 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
             parts.journals.actions.append(result.model_dump(mode="json"))
             executed[intent.id] = result
             p.results.append(result)
+            record_spend(p, result.id, result.usage)  # the day's spend (spending.py)
             parts.crashpoint("after_journal_before_state")
             if result.status == "succeeded":
                 break

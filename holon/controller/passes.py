@@ -34,6 +34,7 @@ from holon.controller.pause import (
 )
 from holon.controller.reactivation import admit
 from holon.controller.settlement import settle_closures
+from holon.controller.spend_guard import wait_for_operator
 from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
@@ -92,6 +93,8 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         return
     verdict = judge(p, env, decision)
     follow_commands(p, env, decision, verdict)
+    # After the commands: a `/holon solve` lifts the last wait on the budget, not this one.
+    waiting = wait_for_operator(p, verdict.spent)
     performed = verdict.performed
     journal_decision(
         p,
@@ -109,7 +112,7 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         perform(p, intent, env)
     # The event's subject, and those its intents act on (a failed check's fix acts on its PR).
     acted = [*performed, *verdict.held]
-    settle_closures(p, [subject, *(i.target.subject() for i in acted)])
+    settle_closures(p, [subject, *(i.target.subject() for i in acted), *waiting])
 
 
 def is_continuation(env: EventEnvelope) -> bool:

@@ -202,12 +202,12 @@ def prune(
     """Physically drop old dedupe records, settled intents and tombstones; return how many.
 
     Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
-    `max_dedupe`; tombstones of any kind older than `retention` go too; settled intents (rank 2,
-    their results stay in actions.ndjson, whose segments are all kept by default) beyond the
-    newest `max_settled`, and the closures of the least recently active subjects beyond
-    `max_closures`, go as well. This bounds the state file however many events arrive. The
-    price: a copy older than `retention` can resurrect what a pruned tombstone had deleted, so
-    copies should merge well within the retention window.
+    `max_dedupe`; spend records and tombstones of any kind older than `retention` go too;
+    settled intents (rank 2, their results stay in actions.ndjson, whose segments are all kept
+    by default) beyond the newest `max_settled`, and the closures of the least recently active
+    subjects beyond `max_closures`, go as well. This bounds the state file however many events
+    arrive. The price: a copy older than `retention` can resurrect what a pruned tombstone had
+    deleted, so copies should merge well within the retention window.
     """
     if now.tzinfo is None:
         raise ValueError("prune needs a timezone-aware 'now'")
@@ -220,7 +220,9 @@ def prune(
     closures: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
-        if record.updated_at < cutoff and (record.deleted or record.kind == "dedupe"):
+        # A day's spend records (controller/spending.py) matter only on their day.
+        old_kind = record.kind in ("dedupe", "spend")
+        if record.updated_at < cutoff and (record.deleted or old_kind):
             doomed.append(rid)
         elif record.kind == "dedupe":
             dedupe.append(record)
