@@ -39,9 +39,10 @@ def test_the_built_in_policy_spells_out_publishings_defaults() -> None:
 
 
 def test_the_settings_mirror_publish_policy_knob_for_knob() -> None:
-    # `workflow` is the edge's (the marker's workflow name), not the policy file's.
+    # `workflow` is the edge's (the marker's workflow name), not the policy file's; so are
+    # `link_domains` (settings.link_domains with the repository's own hosts added).
     policy = PublishPolicy.model_fields
-    assert set(PublishSettings.model_fields) == set(policy) - {"workflow"}
+    assert set(PublishSettings.model_fields) == set(policy) - {"workflow", "link_domains"}
     for name, field in PublishSettings.model_fields.items():
         assert (field.default, field.metadata) == (policy[name].default, policy[name].metadata)
         assert field.annotation == policy[name].annotation
