@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from holon.actions.result import StepResult
-    from holon.controller.memory import Spend
+    from holon.spend import Spend
 
 NAMES = (
     "closure_outcome",

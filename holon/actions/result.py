@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from holon.closure.mapping import SEVERITY, report_for
 from holon.closure.record import ClosureRecord
-from holon.controller.memory import Spend
+from holon.spend import Spend
 
 if TYPE_CHECKING:
     from holon.closure.handoff import Handoff

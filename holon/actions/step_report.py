@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from holon.actions.config import ActionConfig
 from holon.actions.result import Line, RunRow, StepResult
 from holon.controller.decide import target_of
-from holon.controller.memory import Spend
 from holon.controller.pass_report import PassReport
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
+from holon.spend import Spend
 
 if TYPE_CHECKING:
     from holon.closure.handoff import Handoff

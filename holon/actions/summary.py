@@ -12,8 +12,8 @@ import re
 
 from holon.actions.result import StepResult
 from holon.controller.budget import figure
-from holon.controller.memory import Spend
 from holon.markdown import Trusted
+from holon.spend import Spend
 from holon.templating import render
 
 LABEL_LIMIT = 60  # characters of one diagram label (before escaping)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from holon.controller.memory import Spend
 from holon.controller.policy import Budgets, Settings
+from holon.spend import Spend
 
 Scope = Literal["subject", "day"]
 # The command that asks for a skill's work again (stops.RESTARTING).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from holon.controller.memory import Spend
 from holon.price import Price, cost_usd, price_for
+from holon.spend import Spend
 
 
 def spend_of(

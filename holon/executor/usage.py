@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from holon.controller.memory import Spend  # as result.py has it
 from holon.errors import InvalidInput
 from holon.fsutil import NotRegular, open_dir, read_regular_at
 from holon.jsonio import load_object
+from holon.spend import Spend
 
 # Where the agent's recorder keeps its running total (holon/agent/recorder.py).
 EVIDENCE_USAGE = "evidence/usage.json"

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from holon.closure.record import ClosureRecord
-from holon.controller.memory import Spend
 from holon.controller.pass_report import PassReport
 from holon.controller.spend_guard import GUARD as SPEND_GUARD
 from holon.errorlog import log_traceback
@@ -49,6 +48,7 @@ from holon.github.progress import settle, start_progress
 from holon.github.publish_names import PUBLISHED
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.intent import ActionIntent
+from holon.spend import Spend
 from holon.terminal import line
 
 if TYPE_CHECKING:

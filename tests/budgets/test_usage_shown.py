@@ -11,8 +11,8 @@ from holon.actions.result import RunRow, StepResult
 from holon.actions.step_report import offline_handoff
 from holon.actions.summary import render_summary
 from holon.closure.handoff import render_handoff
-from holon.controller.memory import Spend
 from holon.serve.github_hooks import handoff_for, spend_limited
+from holon.spend import Spend
 from tests.budgets.test_controller_budgets import controller, memory
 from tests.controller.conftest import comment_event
 
