@@ -11,7 +11,7 @@ the policy decider, the agent, and (after merging) the agent decider.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import yaml
 
+from holon.gateway.commands import parse_command
 from holon.gateway.envelope import EventEnvelope
 from holon.gateway.github import normalize
 from tests.gateway.conftest import example
@@ -47,6 +48,9 @@ WRITE_ASSOCIATIONS = frozenset({"OWNER"})
 PERMISSION_BY_ASSOCIATION = {"COLLABORATOR": "write", "MEMBER": "read"}
 ISSUE = 1
 PULL = 2
+ACTOR = "Codertocat"  # the example payloads' sender
+COMMAND_CHANNELS = frozenset({"comment", "review", "review_comment"})
+PLAIN = {"branch": "fix/typo", "issue_title": "Crash on start"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,27 @@ class Case:
             association in WRITE_ASSOCIATIONS
             or PERMISSION_BY_ASSOCIATION.get(association) == "write"
         )
+
+
+def permissions(case: Case, repo: str) -> dict[tuple[str, str], Any]:
+    """`StaticFacts.permissions` for `case`'s actor: what the replays' GitHub says of them."""
+    permission = PERMISSION_BY_ASSOCIATION.get(case.author_association)
+    return {(repo, ACTOR): permission} if permission else {}
+
+
+def twin(case: Case) -> Case:
+    """`case`'s clean twin, the oracle of every decider replay: the same deliveries with each
+    text reduced to what a policy may act on, its command line (else plain words). A hostile
+    text must get no more than its twin does."""
+    return replace(case, edits=tuple(_twin_text(case, t) for t in case.edits))
+
+
+def _twin_text(case: Case, text: str) -> str:
+    if case.channel in COMMAND_CHANNELS:
+        command = parse_command(text)
+        if command is not None:
+            return f"/holon {command.word} {command.args}".rstrip()
+    return PLAIN.get(case.channel, "The app crashes on start.")
 
 
 def _case(raw: dict[str, Any]) -> Case:
@@ -169,4 +194,4 @@ def events(case: Case, received_at: datetime | None = None) -> list[EventEnvelop
     ]
 
 
-__all__ = ["CHANNELS", "TRIES", "Case", "cases", "deliveries", "events"]
+__all__ = ["CHANNELS", "TRIES", "Case", "cases", "deliveries", "events", "permissions", "twin"]

@@ -12,7 +12,6 @@ reply at most); nothing merges, closes or dispatches, whoever asks.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,26 +19,16 @@ import pytest
 from holon.controller.loop import Controller
 from holon.gateway.commands import parse_command
 from tests.controller.conftest import REPO, make_controller
-from tests.hostile.injection.corpus import (
-    PERMISSION_BY_ASSOCIATION,
-    Case,
-    cases,
-    events,
-)
+from tests.hostile.injection.corpus import Case, cases, events, permissions, twin
 
-ACTOR = "Codertocat"  # the example payloads' sender
 NEVER = {"merge", "close_issue", "dispatch"}  # no text makes Holon do these
 REPLIES = {"refusal", "usage"}  # what an author without write access may get back
-COMMAND_CHANNELS = {"comment", "review", "review_comment"}
-PLAIN = {"branch": "fix/typo", "issue_title": "Crash on start"}
 
 Seen = Counter[tuple[str, str | None, str | None]]
 
 
 def _controller(tmp_path: Path, case: Case) -> Controller:
-    permission = PERMISSION_BY_ASSOCIATION.get(case.author_association)
-    permissions = {(REPO, ACTOR): permission} if permission else {}
-    return make_controller(tmp_path, permissions=permissions)
+    return make_controller(tmp_path, permissions=permissions(case, REPO))
 
 
 def _intents(tmp_path: Path, case: Case) -> Seen:
@@ -49,19 +38,6 @@ def _intents(tmp_path: Path, case: Case) -> Seen:
         for intent in ctl.handle(env).intents:
             seen[(intent.type, intent.args.get("skill"), intent.args.get("kind"))] += 1
     return seen
-
-
-def twin_text(case: Case, text: str) -> str:
-    """`text` reduced to what the policy may act on: its command line, else plain words."""
-    if case.channel in COMMAND_CHANNELS:
-        command = parse_command(text)
-        if command is not None:
-            return f"/holon {command.word} {command.args}".rstrip()
-    return PLAIN.get(case.channel, "The app crashes on start.")
-
-
-def twin(case: Case) -> Case:
-    return replace(case, edits=tuple(twin_text(case, t) for t in case.edits))
 
 
 @pytest.mark.parametrize("case", cases(), ids=lambda c: c.id)
