@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from holon.github.body import COMMENT_LIMIT, fit
 from holon.github.errors import Rejected
 from holon.github.logins import same_login
 from holon.github.neutralize import DEFAULT_RULES, OutputRules, neutralized
@@ -50,7 +51,8 @@ def open_or_update(
     """2 calls: the lookup, then the create or the update (1 when the PR is someone else's
     or already says this). The title and body are neutralized here, where they are written
     (`neutralize.py`): no command line, mention or outside link in them."""
-    title, body = neutralized(title, rules), neutralized(body, rules)
+    # Neutralizing lengthens a hostile body (`[.]`): cut again to GitHub's limit, safely.
+    title, body = neutralized(title, rules), fit(neutralized(body, rules), COMMENT_LIMIT)
     existing = find_pull(api, branch)
     if existing is not None:
         number, url = int(existing["number"]), str(existing.get("html_url", ""))

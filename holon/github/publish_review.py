@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from holon import jsonio
 from holon.errors import InvalidInput
+from holon.github.body import fit
 from holon.github.errors import PublishError, Rejected
 from holon.github.logins import require_login, same_login
 from holon.github.marker import format_marker, parse_marker
@@ -138,7 +139,7 @@ def post_review(
     head_text = f"{marker}\n\nHolon's review of {code(sha[:12])} (run {code(request.run_id)})."
 
     def create() -> dict[str, Any]:
-        body = neutralized(_body(head_text, doc, inline_comments=True), rules)
+        body = _body(head_text, doc, True, rules)
         payload: dict[str, Any] = {"commit_id": sha, "event": event, "body": body}
         payload["comments"] = [_comment(f, rules) for f in doc.comments]
         try:
@@ -149,7 +150,7 @@ def post_review(
             if not doc.comments:
                 raise
             notes.append("GitHub refused the line comments: the findings are in the body")
-            body = neutralized(_body(head_text, doc, inline_comments=False), rules)
+            body = _body(head_text, doc, False, rules)
             payload.update(body=body, comments=[])
             made = api.call("pulls/create-review", "POST", f"/pulls/{number}/reviews", body=payload)
         return made
@@ -187,7 +188,7 @@ def _comment(finding: Finding, rules: OutputRules) -> dict[str, Any]:
     return {"path": finding.path, "line": finding.line, "side": "RIGHT", "body": body}
 
 
-def _body(head: str, doc: ReviewDoc, inline_comments: bool) -> str:
+def _body(head: str, doc: ReviewDoc, inline_comments: bool, rules: OutputRules) -> str:
     parts = [head]
     if doc.body.strip():
         parts.append(prose(doc.body))
@@ -199,5 +200,5 @@ def _body(head: str, doc: ReviewDoc, inline_comments: bool) -> str:
                 for f in doc.comments
             )
         )
-    text = "\n\n".join(parts)
-    return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + "\n\n[cut]"
+    # Neutralized before the cut: what it adds (`[.]`, zero-width spaces) counts too.
+    return fit(neutralized("\n\n".join(parts), rules), BODY_LIMIT)

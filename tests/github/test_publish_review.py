@@ -262,3 +262,15 @@ def test_a_bad_review_json_is_refused_naming_the_problem(document: bytes, says: 
         read_review(document)
     assert caught.value.reason == "bad-input"
     assert says in str(caught.value)
+
+
+def test_a_review_neutralized_longer_still_fits_githubs_limit(
+    gh: github.Github, github_server: LoopbackGitHub, pull: tuple[Repo, str]
+) -> None:
+    _, sha = pull
+    hostile = ("https://" + "a." * 250 + "evil.example/x " + "@x ") * 110  # ~59,000 characters
+    post_review(gh, LOGIN, review_request(sha), ReviewDoc(body=hostile[:59_000]))
+    body = github_server.last("pulls/create-review").json["body"]
+    assert len(body) <= 60_000
+    assert parse_marker(body) is not None
+    assert "https://" not in body.split("\n", 1)[1]
