@@ -92,15 +92,17 @@ _TITLE = r"(?:\s{1,8}(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'))?"
 _TARGET = r"\(\s{0,8}<?(?P<url>[^\s()<>]{1,4000})>?" + _TITLE + r"\s{0,8}\)"
 _IMAGE = re.compile(r"!\[(?P<text>[^\[\]\n]{0,1000})\]" + _TARGET)
 _LINK = re.compile(r"(?<!!)\[(?P<text>[^\[\]\n]{0,1000})\]" + _TARGET)
-# Any URL: a scheme (its `:` and slashes maybe backslash-escaped, as a link target may), `www.`,
-# or `//` that starts no path segment; the host runs to the first character no host has.
+# Any URL: a scheme, its `:` maybe backslash-escaped (as a link target may have it), then what
+# a browser reads as the slashes: `/` or `\`, escaped or not, none at all (`https:evil.com`),
+# whitespace it drops; or `www.`; or `//` (`\\`) that starts no path segment. The host runs to
+# the first character no host has.
 _HOST = r"(?P<host>\[[0-9A-Fa-f:.]{2,64}\]|[^\s/\\?#<>\"'`()\[\]{}|^]{1,512})"
 _URL = re.compile(
-    r"(?i:(?P<scheme>\b[a-z][a-z0-9+.-]{0,31})\\?:(?P<slashes>(?:\\?/){2}))"
+    r"(?i:(?P<scheme>\b[a-z][a-z0-9+.-]{0,31})\\?:(?P<slashes>[\s\\/]{0,16}))"
     + _HOST
     + r"|(?<![\w.:/\\-])(?P<www>(?i:www)\.)"
     + _HOST.replace("host", "whost")
-    + r"|(?<![\w:/\\.])(?P<rel>//)"
+    + r"|(?<![\w:/\\.])(?P<rel>[/\\]{2,8})"
     + _HOST.replace("host", "rhost")
 )
 _SCHEMES = frozenset({"http", "https", "ftp", "ftps", "ws", "wss"})
@@ -127,7 +129,7 @@ def host_of(authority: str) -> str:
 def _external(url: str, rules: OutputRules) -> bool:
     """Whether a link target leaves the allow-list: an absolute or scheme-relative URL to
     another host. A relative target stays on GitHub."""
-    found = _URL.match(url.replace("\\", ""))
+    found = _URL.match(url)
     if found is None:
         return ":" in url.split("/", 1)[0]  # `mailto:`, `data:`, `javascript:`: not ours
     host = found["host"] or found["whost"] or found["rhost"] or ""
@@ -150,8 +152,11 @@ def neutralized(text: str, rules: OutputRules = DEFAULT_RULES) -> str:
 def _url(found: re.Match[str], rules: OutputRules) -> str:
     if found["scheme"] is not None:
         host = host_of(found["host"])
-        if found["scheme"].lower() not in _SCHEMES and "." not in host:
-            return found[0]  # `urn://x`, `c://`: no web link
+        slashes = sum(found["slashes"].count(c) for c in "/\\")
+        if found["scheme"].lower() not in _SCHEMES and (slashes < 2 or "." not in host):
+            return found[0]  # `note:x`, `urn://x`, `c://`: no web link
+        if slashes == 0 and "." not in host and not host.startswith("["):
+            return found[0]  # `https: it is`: prose, no host
         if rules.allows(host):
             return found[0]
         return found["scheme"] + "[:]" + found["slashes"] + found["host"].replace(".", "[.]")

@@ -188,3 +188,28 @@ def test_the_step_summary_is_neutralized_as_it_is_written(tmp_path: Path) -> Non
     assert "@" + ZWSP + "octocat" in written
     assert "evil.com" not in written
     assert "[run](https://ghe.corp/o/r/actions/runs/1)" in written
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('<img src="https:evil.com/p.png">', '<img src="https[:]evil[.]com/p.png">'),
+        ('<img src="http:\\\\evil.com/x">', '<img src="http[:]\\\\evil[.]com/x">'),
+        ('<img src="\\\\evil.com/x">', '<img src="/[/]evil[.]com/x">'),
+        ('<img src="https:\n//evil.com">', '<img src="https[:]\n//evil[.]com">'),
+        ("[x](\\\\\\\\evil.com)", "x"),
+        ("[x](HTTPS:evil.com)", "x"),
+        ("http:/evil.com", "http[:]/evil[.]com"),
+        ("http://3232235777/x", "http[:]//3232235777/x"),
+    ],
+)
+def test_what_a_browser_reads_as_a_url_is_defanged_too(text: str, shown: str) -> None:
+    """Browsers take `\\` for `/`, drop whitespace and accept `https:host` with no slashes."""
+    assert neutralized(text, RULES) == shown
+
+
+@pytest.mark.parametrize(
+    "text", ["note: re:foo a:b.c 12:30", "C:\\Users\\x.txt", "Use https: it is safer"]
+)
+def test_prose_with_colons_is_kept(text: str) -> None:
+    assert neutralized(text, RULES) == text
