@@ -10,8 +10,9 @@ is written (`body.with_marker`, publishing's PR, review and reply bodies), after
 - Links: a Markdown image whose target is outside the allow-list becomes its alt text (an image
   is fetched by whoever views the page, so its query string could carry data out); a Markdown
   link there becomes its text; every other URL outside it (bare, `<autolink>`, `www.`, in raw
-  HTML, in a reference definition, scheme-relative `//host`) is defanged: `https[:]//evil[.]com`
-  is neither a link GitHub makes nor one a browser follows. Numeric character references (and
+  HTML, in a reference definition, scheme-relative `//host`, and what a browser reads as one:
+  `https:evil.com`, `\\evil.com`, `http:\\evil.com`) is defanged: `https[:]//evil[.]com` is
+  neither a link GitHub makes nor one a browser follows. Numeric character references (and
   the named ones for `:` `/` `.`) are broken first, so `https&#58;//` cannot hide a scheme.
   Hosts are compared exactly (lowercased): `github.com` does not allow `gist.github.com`.
 
@@ -66,7 +67,10 @@ def own_hosts(api_url: str | None, server_url: str | None = None) -> list[str]:
     serves `github.com`; an Enterprise server serves both from one host)."""
     hosts: list[str] = []
     for url in (api_url, server_url):
-        host = urllib.parse.urlsplit(url or "").hostname
+        try:
+            host = urllib.parse.urlsplit(url or "").hostname
+        except ValueError:  # not a URL (`http://[x`): no host of ours
+            continue
         if host:
             hosts.append(host)
             if host.startswith("api."):
