@@ -213,3 +213,25 @@ def test_what_a_browser_reads_as_a_url_is_defanged_too(text: str, shown: str) ->
 )
 def test_prose_with_colons_is_kept(text: str) -> None:
     assert neutralized(text, RULES) == text
+
+
+def test_the_edge_allows_the_policys_hosts_and_the_repositorys_own() -> None:
+    from datetime import UTC, datetime
+
+    from holon.serve.edge import github_edge
+
+    env = {
+        "GITHUB_TOKEN": "ghs_" + "a" * 36,
+        "GITHUB_SERVER_URL": "https://ghe.corp",
+        "GITHUB_API_URL": "https://ghe.corp/api/v3",
+    }
+    edge = github_edge(
+        env,
+        "o/r",
+        clock=lambda: datetime.now(UTC),
+        on_wait=lambda wait: None,
+        settings=Settings(link_domains=["docs.example.org"]),
+    )
+    # Comments and check runs (the scope) and publishing (its policy) share one allow-list.
+    assert edge.scope.rules.domains == {"docs.example.org", "ghe.corp"}
+    assert edge.publish.rules == edge.scope.rules
