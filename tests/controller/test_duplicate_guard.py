@@ -1,7 +1,7 @@
 """The duplicate guardrails through the controller (docs/policy.md, "Guardrails"): a skill already
 running on a subject is not started again until that run settles, and github-review and
 github-pr-fix run once per head sha (a failed run does not count as that run: the subject's
-memory then holds back the automatic repeat, docs/controller.md "Subject memory")."""
+memory then holds back the automatic repeat, docs/architecture.md "Subject memory")."""
 
 from __future__ import annotations
 
