@@ -97,7 +97,8 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
     verdict = judge(p, env, decision)
     # The decision's own spend (a model decider's; helper A's `Decision.usage`) when it has one.
     usage = getattr(decision, "usage", None)
-    remember_decision(p, subject, usage if isinstance(usage, Spend) else None)
+    subjects = [subject, *(proposal.target.subject() for proposal in decision.proposals)]
+    remember_decision(p, subjects, usage if isinstance(usage, Spend) else None)
     follow_commands(p, env, decision, verdict)
     performed = verdict.performed
     journal_decision(

@@ -9,7 +9,8 @@ memory (`memory_update.py`) and writes the record back only when it changed, in 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from holon.closure.record import ClosureRecord
@@ -41,6 +42,10 @@ ANSWERS = {
     "github.pull_request_review.submitted": "review",
     "github.discussion_comment.created": "comment",
 }
+# A reply may carry a command that asks for work with the answer (`/holon solve use SQLite`).
+ANSWERING_COMMANDS = ("solve", "fix", "review")
+# Subjects whose decisions are counted: the work items a memory is about.
+REMEMBERED = ("issue:", "pull_request:")
 
 
 def remember(p: Pass, subject: str, fold: Callable[[SubjectMemory], SubjectMemory]) -> None:
@@ -107,8 +112,14 @@ def remember_closure(p: Pass, subject: str, closure: ClosureRecord) -> None:
     )
 
 
-def remember_decision(p: Pass, subject: str, usage: Spend | None) -> None:
-    remember(p, subject, lambda m: fold_decision(m, usage))
+def remember_decision(p: Pass, subjects: Iterable[str], usage: Spend | None) -> None:
+    """One decision on each of `subjects` (the event's and those it proposed work on; an
+    issue or a pull request, not a check suite), with its spend on the first."""
+    spent = usage  # counted once, however many subjects the decision touched
+    for subject in dict.fromkeys(subjects):
+        if subject.startswith(REMEMBERED):
+            remember(p, subject, partial(fold_decision, usage=spent))
+            spent = None
 
 
 def remember_answer(p: Pass, env: EventEnvelope, subject: str) -> None:
@@ -118,6 +129,8 @@ def remember_answer(p: Pass, env: EventEnvelope, subject: str) -> None:
     field = ANSWERS.get(env.type)
     if field is None or env.actor is None:
         return
+    if env.command is not None and env.command.name not in ANSWERING_COMMANDS:
+        return  # asking for the status (or help, or a stop) answers nothing
     memory, _ = read_memory(p.state, subject)
     if open_question(memory) is None:
         return

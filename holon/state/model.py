@@ -208,7 +208,8 @@ def prune(
     their results stay in actions.ndjson, whose segments are all kept by default) beyond the
     newest `max_settled`, and the closures of the least recently active subjects beyond
     `max_closures`, and likewise their memories (`memory` records, one per subject, each of
-    bounded size) beyond `max_memories`, go as well. This bounds the state file however many events arrive. The
+    bounded size) beyond `max_memories`, go as well. This bounds the state file however many
+    events arrive. The
     price: a copy older than `retention` can resurrect what a pruned tombstone had deleted, so
     copies should merge well within the retention window.
     """

@@ -69,7 +69,10 @@ def result(
 
 def test_a_failed_run_counts_its_attempts_on_its_skill_and_head() -> None:
     memory = fold_result(
-        empty("pull_request:2"), result(1, error="tests failed"), skill="github-pr-fix", head_sha=SHA
+        empty("pull_request:2"),
+        result(1, error="tests failed"),
+        skill="github-pr-fix",
+        head_sha=SHA,
     )
     assert memory.attempts_total == 1
     assert memory.outcomes == {"failure": 1}
@@ -116,8 +119,10 @@ def test_reasons_are_scrubbed_and_bounded() -> None:
     memory = fold_result(empty("issue:1"), result(1, error=error), skill="s", head_sha=None)
     reason = memory.recent[0].reason
     assert reason is not None
-    assert TOKEN not in reason and "***" in reason
-    assert "\n" not in reason and "\u202e" not in reason
+    assert TOKEN not in reason
+    assert "***" in reason
+    assert "\n" not in reason
+    assert "\u202e" not in reason
     assert len(reason) <= MAX_TEXT
 
 
@@ -143,7 +148,8 @@ def test_a_question_asked_then_answered() -> None:
     )
     memory = fold_result(empty("issue:3"), asked, skill="github-issue-solve", head_sha=None)
     question = open_question(memory)
-    assert question is not None and question.question == "Which database?"
+    assert question is not None
+    assert question.question == "Which database?"
     # An answer from before the question is not its answer.
     assert fold_answer(memory, T0, "octocat", "old") == memory
     answered = fold_answer(memory, T0 + timedelta(hours=1), "octocat", f"SQLite {TOKEN}")
@@ -212,7 +218,8 @@ def test_the_record_stays_the_same_size_however_long_the_history() -> None:
         MAX_QUESTIONS,
     )
     assert len(large.failed) <= MAX_FAILED
-    assert large.attempts_total == 10_000 and large.decisions == 10_000
+    assert large.attempts_total == 10_000
+    assert large.decisions == 10_000
     assert large.prs[-1] == 9_999  # the newest are kept
     # The same shape: only the counters' and the keys' digits differ.
     assert (len(small.recent), len(small.prs), len(small.questions)) == (
