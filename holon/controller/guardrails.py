@@ -73,11 +73,12 @@ def _commanding(env: EventEnvelope) -> bool:
     return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
 
 
-def human_request(env: EventEnvelope) -> bool:
-    """A person asked for this work: a `/holon` command, or a label added or removed. Anything
-    else (a review, a check's failure, a re-activation, a tick, Holon's own event) is
-    automatic, and does not repeat a run that already failed on the same head."""
-    return env.via != "internal" and _commanding(env)
+def retries_failed(env: EventEnvelope) -> bool:
+    """Whether the event may run a skill again where it already failed: a person asked (a
+    `/holon` command, a label added or removed), or Holon's own event continues what a run just
+    did (publishing a new run's output repeats nothing). Anything else (a review, a check's
+    failure, a re-activation, a tick) is automatic: it does not repeat a failed run blindly."""
+    return env.via == "internal" or _commanding(env)
 
 
 # The check run Holon keeps on a pull request's head (`github/checks.py`).
@@ -237,7 +238,7 @@ def guard(
                 reason = ("duplicate", f"{skill} is already running on {subject}")
             elif skill in PER_SHA_SKILLS and sha and ledger.ran_for_sha(subject, skill, sha):
                 reason = ("duplicate", f"{skill} already ran on {subject} for {sha[:12]}")
-            elif not human_request(env) and (
+            elif not retries_failed(env) and (
                 failed := ledger.failed_attempts(subject, skill, sha if sha else None)
             ) >= max(1, policy.settings.max_attempts):
                 # A failed attempt is never repeated blindly: a new head or a person retries.

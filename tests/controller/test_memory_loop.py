@@ -278,3 +278,41 @@ def test_prune_keeps_the_memories_of_the_most_recently_active_subjects() -> None
         state.put(_memory_record(empty(f"issue:{n}"), T0 + timedelta(minutes=n), "t"))
     assert prune(state, now=T0 + timedelta(hours=1), max_memories=3) == 2
     assert [r.key for r in state.live("memory")] == ["issue:2", "issue:3", "issue:4"]
+
+
+def _inflight(ctl: Controller, key: str, subject: str) -> None:
+    """A run left inflight by a process that died (the state restored with it)."""
+    clock = ctl.clock
+    assert isinstance(clock, Clock)
+    data = {
+        "subject": subject,
+        "type": "run_skill",
+        "intent": {},
+        "skill": "github-pr-fix",
+        "head_sha": SHA,
+        "attempts": 0,
+    }
+    ctl.state.put(
+        Record(
+            kind="intent", key=key, status="inflight", updated_at=clock.now, writer="t", data=data
+        )
+    )
+    ctl.loaded.ledger = type(ctl.ledger)(ctl.state)
+
+
+def test_runs_that_end_without_a_result_are_remembered(tmp_path: Path) -> None:
+    from holon.serve.serve import tick_envelope
+
+    ctl = _controller(tmp_path)
+    _inflight(ctl, "act_stale", PR)
+    _later(ctl, 180)  # past stale_inflight: the tick expires it
+    ctl.handle(tick_envelope(ctl.clock(), None))
+    memory = _memory(ctl, PR)
+    assert memory.outcomes == {"expired": 1}
+    assert memory.failed == {f"github-pr-fix@{SHA}": 1}  # an expired run failed on its head
+    # A run a person stops is cancelled: remembered, and no failure of its skill.
+    _inflight(ctl, "act_running", "pull_request:5")
+    ctl.interrupt("stopped by the operator")
+    stopped = _memory(ctl, "pull_request:5")
+    assert stopped.outcomes == {"cancelled": 1}
+    assert stopped.failed == {}
