@@ -22,6 +22,7 @@ from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.journals import decision_entry
 from holon.controller.pass_report import Pass
+from holon.controller.remembering import remember_result
 from holon.controller.spending import record_spend
 from holon.executor.deferral import Deferred
 from holon.executor.result import ActionResult
@@ -164,6 +165,7 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     summary = result.model_dump(mode="json", include=KEPT_RESULT, exclude_defaults=True)
     data = {**kept, "attempts": result.attempt, "result": summary}
     record = p.put("intent", intent.id, result.status, data)
+    remember_result(p, data, result)
     p.intents.append(intent)
     p.run_ended(intent)
     if intent.type == "run_skill" and result.run_id is not None:
