@@ -26,7 +26,9 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent command: required for the local runtime; overrides the image entrypoint",
     )
     group.add_argument(
-        "--network", default="bridge", help="docker network: bridge (default), none, ..."
+        "--network",
+        default=None,
+        help="docker network: bridge (default), none (default when a model key is forwarded), ...",
     )
     group.add_argument("--cpus", help="CPU limit for the container, e.g. 1.5")
     group.add_argument("--memory", help="memory limit for the container, e.g. 2g")
