@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 SOCKET_NAME = "model.sock"
 MAX_BODY = 8 * 1024 * 1024
+DISCARD_LIMIT = 64 * 1024  # a refused request's body read and dropped to keep its connection
 METER_LIMIT = 16 * 1024 * 1024  # bytes of an answer kept for metering; the rest is only passed on
 _SOCKET_PATH_MAX = 107  # sun_path is 108 bytes, the terminating NUL included
 
@@ -259,29 +260,35 @@ class ModelProxy:
     # --- one request -----------------------------------------------------------------------
 
     def _refuse_other(self, handler: _Handler) -> None:
-        path = handler.path
-        if path in self.routes:
+        self._discard(handler)
+        if handler.path in self.routes:
             _answer(
                 handler, 405, "invalid_request_error", "only POST is forwarded",
                 extra={"allow": "POST"},
             )  # fmt: skip
         else:
             _answer(handler, 404, "not_found_error", "the model proxy forwards no such path")
-        self._drain(handler)
+        log.info("model proxy: refused a %s request (%s)", handler.command, "not forwarded")
 
-    def _drain(self, handler: _Handler) -> None:
-        """A refused request's body is not read: the connection cannot be reused after it."""
-        if handler.headers.get("content-length", "0").strip() not in ("", "0"):
+    def _discard(self, handler: _Handler) -> None:
+        """Read a refused request's small body, so the connection stays usable; a larger one
+        (or one without a length) is left unread and the connection closed after the answer."""
+        raw = handler.headers.get("content-length", "0").strip() or "0"
+        length = int(raw) if raw.isdigit() else -1
+        if handler.headers.get("transfer-encoding") or not 0 <= length <= DISCARD_LIMIT:
             handler.close_connection = True
-        if handler.headers.get("transfer-encoding"):
+            return
+        try:
+            handler.rfile.read(length)
+        except OSError:
             handler.close_connection = True
 
     def _forward(self, handler: _Handler) -> None:
         started = time.monotonic()
         route = self.routes.get(handler.path)
         if route is None:
+            self._discard(handler)
             _answer(handler, 404, "not_found_error", "the model proxy forwards no such path")
-            self._drain(handler)
             log.info("model proxy: refused a POST to an unknown path (404)")
             return
         body = self._read_body(handler)
@@ -383,16 +390,30 @@ class ModelProxy:
         handler.end_headers()
         kept: list[bytes] = []
         size = 0
-        complete = False
+        complete = metered = False
+        content_type = response.headers.get("content-type", "")
         deadline = started + self.limits.deadline
+        pending: bytes | None = None
+
+        def send(chunk: bytes) -> None:
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+
         try:
             for chunk in _chunks(response):
                 if size < METER_LIMIT:
                     kept.append(chunk)
                 size += len(chunk)
-                handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                if pending is not None:
+                    send(pending)
+                pending = chunk  # one chunk behind: see below
                 if time.monotonic() > deadline:
                     raise TimeoutError
+            # Metered before the answer's last bytes reach the agent: once the agent has its
+            # answers, the run's usage counts them.
+            self._meter.add(usage_of(b"".join(kept), content_type))
+            metered = True
+            if pending is not None:
+                send(pending)
             if chunked:
                 handler.wfile.write(b"0\r\n\r\n")
             complete = True
@@ -404,7 +425,8 @@ class ModelProxy:
             log.info("model proxy: the agent went away during the %s answer", route.provider)
         if not complete:
             handler.close_connection = True  # the agent sees a truncated answer, never a whole
-        self._meter.add(usage_of(b"".join(kept), response.headers.get("content-type", "")))
+        if not metered:
+            self._meter.add(usage_of(b"".join(kept), content_type))
         log.info(
             "model proxy: %s %d, %d bytes in %.0f ms",
             route.provider,
