@@ -89,3 +89,37 @@ def proxy(fake: FakeModel) -> Iterator[ModelProxy]:
         yield running
     finally:
         running.stop()
+
+
+CLIENT_SOURCE = Path(__file__).with_name("unix_client.c")
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "test-images"
+
+
+@pytest.fixture(scope="session")
+def unix_client() -> Path | None:
+    """A static HTTP-over-unix-socket client for the busybox test image (`unix_client.c`), built
+    once with the host's C compiler and cached by the source's hash; None where none builds."""
+    import hashlib
+    import os
+    import shutil
+    import subprocess
+
+    source = CLIENT_SOURCE.read_bytes()
+    target = CACHE / f"unix-client-{hashlib.sha256(source).hexdigest()[:12]}"
+    if target.is_file():
+        return target
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + f".{os.getpid()}")
+    proc = subprocess.run(
+        [compiler, "-static", "-Os", "-o", str(partial), str(CLIENT_SOURCE)],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:  # no static C library here
+        partial.unlink(missing_ok=True)
+        return None
+    os.replace(partial, target)
+    return target
