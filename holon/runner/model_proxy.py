@@ -13,10 +13,11 @@ Bounded: a request body of at most 8 MiB with a Content-Length, a minute to send
 and a per-read timeout upstream and a deadline for the whole exchange. Its log lines and error
 answers name paths, statuses and exception types only: never a header, so never the key.
 
-The upstream goes through `requests` (already a dependency): its pooled keep-alive connections
-keep the added latency per request to the proxy's own parsing, and it reads the host's proxy and
-CA bundle settings as the rest of Holon does; redirects are never followed (a redirected POST
-would carry the key elsewhere) and ~/.netrc is never read.
+The upstream goes through `requests`' transport adapter (already a dependency): its pooled
+keep-alive connections keep the added latency per request to the proxy's own parsing (about a
+millisecond: `bench.proxy`), and the host's proxy variables and CA bundle are honoured as
+requests reads them, once per route. No Session: redirects are never followed (a redirected POST
+would carry the key elsewhere), and no cookie or ~/.netrc credential is ever added.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import requests.utils
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 
@@ -69,18 +71,18 @@ class ProxyLimits:
     deadline: float = 30 * 60.0  # one whole exchange, the answer's streaming included
 
 
-def _no_netrc(request: requests.PreparedRequest) -> requests.PreparedRequest:
-    """A session-wide auth that changes nothing: with one set, requests never reads ~/.netrc."""
-    return request
+@dataclass(frozen=True)
+class _Upstream:
+    """What requests would read from the environment for a route on every request (proxy
+    variables, NO_PROXY, the CA bundle), read once when the proxy is made."""
+
+    proxies: dict[str, str]
+    verify: bool | str
 
 
-def new_session() -> requests.Session:
-    session = requests.Session()
-    session.auth = _no_netrc
-    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=16, max_retries=0)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
+def _upstream(url: str) -> _Upstream:
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    return _Upstream(requests.utils.get_environ_proxies(url), bundle or True)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -160,7 +162,6 @@ class ModelProxy:
         *,
         token_cap: int | None = None,
         limits: ProxyLimits | None = None,
-        session: requests.Session | None = None,
         parent: Path | None = None,
     ) -> None:
         if not routes:
@@ -168,7 +169,10 @@ class ModelProxy:
         self.routes = dict(routes)
         self.token_cap = token_cap
         self.limits = limits or ProxyLimits()
-        self._session = session or new_session()
+        # The adapter itself, not a Session: no cookies, no ~/.netrc, no redirects followed (a
+        # redirected POST would carry the key elsewhere), no per-request environment walk.
+        self._adapter = HTTPAdapter(pool_connections=4, pool_maxsize=16, max_retries=0)
+        self._upstreams = {route.upstream: _upstream(route.upstream) for route in routes.values()}
         self._parent = parent
         self._meter = Meter()
         self._server: _Server | None = None
@@ -237,7 +241,7 @@ class ModelProxy:
         if self._thread is not None:
             self._thread.join(grace)
             self._thread = None
-        self._session.close()
+        self._adapter.close()
         self._remove_directory()
 
     def _remove_directory(self) -> None:
@@ -314,14 +318,16 @@ class ModelProxy:
         headers.setdefault("content-type", "application/json")
         headers["accept-encoding"] = "identity"
         headers[route.auth_header] = route.auth_value
+        upstream = self._upstreams[route.upstream]
+        request = requests.PreparedRequest()
         try:
-            response = self._session.post(
-                route.upstream,
-                data=body,
-                headers=headers,
-                timeout=(self.limits.connect_timeout, self.limits.read_timeout),
-                allow_redirects=False,
+            request.prepare(method="POST", url=route.upstream, headers=headers, data=body)
+            response = self._adapter.send(
+                request,
                 stream=True,
+                timeout=(self.limits.connect_timeout, self.limits.read_timeout),
+                verify=upstream.verify,
+                proxies=upstream.proxies,
             )
         except requests.Timeout:
             self._failed(handler, route, 504, "the model provider did not answer in time")
@@ -349,12 +355,15 @@ class ModelProxy:
             _answer(handler, 411, "invalid_request_error", "send a Content-Length", close=True)
             return None
         if length > self.limits.max_body:
+            # Up to twice the bound is read and dropped, so the client, still sending, reads
+            # the answer instead of a broken pipe; past that the connection is just closed.
+            drained = length <= 2 * self.limits.max_body and _skip(handler, length)
             _answer(
                 handler,
                 413,
                 "request_too_large",
                 f"the request body is larger than {self.limits.max_body} bytes",
-                close=True,
+                close=not drained,
             )
             log.info("model proxy: refused a %d-byte request body", length)
             return None
@@ -434,6 +443,19 @@ class ModelProxy:
             size,
             (time.monotonic() - started) * 1000,
         )
+
+
+def _skip(handler: BaseHTTPRequestHandler, length: int) -> bool:
+    """Read and drop `length` bytes of the request; False when the connection broke."""
+    try:
+        while length > 0:
+            chunk = handler.rfile.read(min(length, 64 * 1024))
+            if not chunk:
+                return False
+            length -= len(chunk)
+    except OSError:
+        return False
+    return True
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:

@@ -42,8 +42,10 @@ if touch /holon/proxy/planted 2>/dev/null; then echo writable; else echo read-on
   > $out/dump/proxy-mount.txt
 if [ -x /holon/workspace/uclient ]; then
   body='{"model":"claude-fake-1","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
-  printf 'POST /v1/messages HTTP/1.1\r\nHost: model-proxy\r\nx-api-key: guessed\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: %s\r\nconnection: close\r\n\r\n%s' \
-    "${#body}" "$body" | /holon/workspace/uclient "$HOLON_MODEL_PROXY" > $out/dump/answer.txt
+  head='POST /v1/messages HTTP/1.1\r\nHost: model-proxy\r\nx-api-key: guessed\r\n'
+  head="${head}anthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n"
+  printf "${head}content-length: %s\r\nconnection: close\r\n\r\n%s" "${#body}" "$body" \
+    | /holon/workspace/uclient "$HOLON_MODEL_PROXY" > $out/dump/answer.txt
   echo "client exit $?" >> $out/dump/answer.txt
 fi
 printf '{"status":"completed","outcome":"success"}' > $out/manifest.json

@@ -84,7 +84,9 @@ def test_usage_adds_up_over_keep_alive_requests_and_both_providers(
     try:
         for _ in range(3):
             assert call(proxy.socket_path, "POST", "/v1/messages", connection=conn).status == 200
-        assert call(proxy.socket_path, "POST", "/v1/chat/completions", connection=conn).status == 200
+        assert (
+            call(proxy.socket_path, "POST", "/v1/chat/completions", connection=conn).status == 200
+        )
     finally:
         conn.close()
     usage = proxy.usage()
@@ -168,7 +170,8 @@ def test_the_token_cap_refuses_requests_once_spent(fake: FakeModel) -> None:
     assert refused.status == 403
     error = refused.json()["error"]
     assert error["type"] == "token_cap_reached"
-    assert "30" in error["message"] and "42 tokens used" in error["message"]
+    assert "30" in error["message"]
+    assert "42 tokens used" in error["message"]
     assert len(fake.requests) == 2
     assert proxy.usage().requests == 2
 

@@ -70,7 +70,8 @@ def test_openai_through_the_proxy_to_a_compatible_server(
     [seen] = fake.requests
     assert seen.headers["authorization"] == f"Bearer {KEY}"
     body = json.loads(seen.body)
-    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body
+    assert body["max_tokens"] == 64
+    assert "max_completion_tokens" not in body
 
 
 def test_openai_itself_gets_its_own_parameter_names(fake: FakeModel, proxy: ModelProxy) -> None:
@@ -98,7 +99,8 @@ def test_a_token_cap_refusal_is_a_final_provider_error(fake: FakeModel) -> None:
             provider.complete("", HELLO, [], max_tokens=8)
     finally:
         proxy.stop()
-    assert caught.value.status == 403 and not caught.value.retryable
+    assert caught.value.status == 403
+    assert not caught.value.retryable
     assert len(fake.requests) == 1
 
 

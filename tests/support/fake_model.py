@@ -6,6 +6,7 @@ Used by the key proxy's tests and by `bench.proxy`."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -79,7 +80,10 @@ ANTHROPIC_EVENTS = [
         "message_start",
         {
             "type": "message_start",
-            "message": {"model": "claude-fake-1", "usage": {"input_tokens": 30, "output_tokens": 1}},
+            "message": {
+                "model": "claude-fake-1",
+                "usage": {"input_tokens": 30, "output_tokens": 1},
+            },
         },
     ),
     ("content_block_delta", {"type": "content_block_delta", "delta": {"text": "hi"}}),
@@ -94,6 +98,12 @@ def fake_model(key: str) -> Iterator[FakeModel]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # As a real server does: headers and body, written apart, are not held back by
+            # Nagle's algorithm waiting on the client's delayed ACK (40 ms a request).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
