@@ -42,6 +42,13 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="pass environment variable NAME to the agent (repeatable); never printed",
     )
+    group.add_argument(
+        "--no-model-proxy",
+        dest="model_proxy",
+        action="store_false",
+        help="docker: pass ANTHROPIC_API_KEY/OPENAI_API_KEY into the container instead of "
+        "keeping them on the host behind the model key proxy",
+    )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
     group.add_argument(
         "--log-limit",
@@ -61,6 +68,7 @@ def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
         "timeout": duration_seconds(args.timeout, "--timeout"),
         "secrets": secrets_from_env(args.secret_env),
         "network": args.network,
+        "model_proxy": args.model_proxy,
         "cpus": cpus_value(args.cpus),
         "memory": memory_value(args.memory),
         "pull": args.pull,

@@ -46,6 +46,10 @@ CONTAINER_GIT_OBJECTS = "/holon/git-objects"
 RUN_LABEL = "holon.run_id"
 _GRACE_SECONDS = 2
 _SPECIAL_NETWORKS = ("bridge", "none", "host")
+ENV_ENGINE = "HOLON_ENGINE"
+# Holon's agent engines that drive a vendor CLI: they reach their model with the key themselves
+# (their own HTTP clients, endpoints beyond the two the proxy forwards), so they get it as before.
+UNPROXIED_ENGINES = ("claude-code", "codex")
 
 
 # The engine's own bounds on a memory limit: its minimum, and the int64 of its API.
@@ -174,17 +178,27 @@ class DockerBackend:
         except (DockerException, requests.RequestException) as exc:
             raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
 
-    def _model_proxy(self, env: dict[str, str]) -> ModelProxy | None:
+    def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
         """Take the model keys out of the container's environment and start the proxy that
-        holds them instead; None when the run was given no model key."""
+        holds them instead; no proxy when the run was given no model key, or when its agent
+        cannot use one (then the key is passed as before, and a note says so)."""
+        for variable in (ENV_MODEL_PROXY, ENV_MODEL_PROVIDER, ENV_MODEL_PROXY_OPENAI_ITSELF):
+            env.pop(variable, None)  # only the runner says where the proxy is
+        given = sorted(name for name in MODEL_KEYS if env.get(name, "").strip())
+        if not given:
+            return None, []
+        engine = env.get(ENV_ENGINE, "").strip().lower()
+        if engine in UNPROXIED_ENGINES or not self.options.model_proxy:
+            why = (
+                f"the {engine} engine cannot use it yet"
+                if engine in UNPROXIED_ENGINES
+                else ("the run asked for no model proxy")
+            )
+            return None, [f"{', '.join(given)} passed into the container: {why}"]
         keys = {name: env.pop(name) for name in MODEL_KEYS if name in env}
         # The proxy's settings now, not the agent's (a base URL may carry credentials of its own).
         run_env = {v: env.pop(v) for k, v in BASE_URLS.items() if k in keys and v in env}
-        for variable in (ENV_MODEL_PROXY, ENV_MODEL_PROVIDER, ENV_MODEL_PROXY_OPENAI_ITSELF):
-            env.pop(variable, None)  # only the runner says where the proxy is
         routes = routes_for(keys, run_env, os.environ)
-        if not routes:
-            return None
         proxy = ModelProxy(routes, token_cap=self.options.model_tokens)
         try:
             proxy.start()
@@ -193,19 +207,21 @@ class DockerBackend:
                 f"cannot start the model key proxy: {exc.strerror or type(exc).__name__}"
             ) from None
         env.update(agent_env(routes, CONTAINER_PROXY_SOCKET))
-        return proxy
+        return proxy, []
 
     def execute(self, job: Job) -> Execution:
         env = dict(job.env)
-        proxy = self._model_proxy(env)
+        proxy, notes = self._model_proxy(env)
         try:
             execution = self._execute(job, env, proxy)
         finally:
             if proxy is not None:
                 proxy.stop()
-        if proxy is None:
-            return execution
-        return dataclasses.replace(execution, model_usage=proxy.usage())
+        return dataclasses.replace(
+            execution,
+            notes=[*notes, *execution.notes],
+            model_usage=proxy.usage() if proxy is not None else None,
+        )
 
     def _execute(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Execution:
         paths = job.paths

@@ -71,6 +71,9 @@ class RunRequest(BaseModel):
     user: str | None = None
     # Model tokens a docker run may spend through the key proxy (input and output); None: no cap.
     model_tokens: int | None = Field(default=None, gt=0)
+    # False: a docker run's model key goes into the container (an agent that calls its model
+    # itself, not through HOLON_MODEL_PROXY) and the network default stays `bridge`.
+    model_proxy: bool = True
     include_ignored: bool = False
     keep_workspace: bool = False
     work_dir: Path | None = None
@@ -94,6 +97,7 @@ class RunRequest(BaseModel):
             pull=self.pull,
             user=self.user,
             model_tokens=self.model_tokens,
+            model_proxy=self.model_proxy,
         )
 
 
