@@ -265,6 +265,8 @@ class ModelProxy:
 
     def _refuse_other(self, handler: _Handler) -> None:
         self._discard(handler)
+        if handler.command == "HEAD":
+            handler.close_connection = True  # the answer has a body a HEAD's client won't read
         if handler.path in self.routes:
             _answer(
                 handler, 405, "invalid_request_error", "only POST is forwarded",
