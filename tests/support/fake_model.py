@@ -60,6 +60,7 @@ class FakeModel:
     status: int = 200  # the status of the next answers (an error body when not 2xx)
     delay: float = 0.0  # seconds before answering
     stream: bool = False  # answer as server-sent events, chunked
+    answers: list[dict[str, Any]] = field(default_factory=list)  # Messages answers, in turn
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -115,7 +116,10 @@ def fake_model(key: str) -> Iterator[FakeModel]:
                 time.sleep(state.delay)
             if self.path == "/v1/messages":
                 ok = headers.get("x-api-key") == state.key and "authorization" not in headers
-                answer: dict[str, Any] = ANTHROPIC_ANSWER
+                with state.lock:
+                    answer: dict[str, Any] = (
+                        state.answers.pop(0) if ok and state.answers else ANTHROPIC_ANSWER
+                    )
             elif self.path == "/v1/chat/completions":
                 ok = headers.get("authorization") == f"Bearer {state.key}"
                 ok = ok and "x-api-key" not in headers
