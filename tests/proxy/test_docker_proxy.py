@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from holon.cli.report import describe_run
 from holon.runner import RunRequest, run
 from holon.runner.record import ModelUsage
 from holon.secrets import Redactor
@@ -129,6 +130,11 @@ def test_a_request_from_the_container_reaches_the_model_with_the_key(
     assert result.model_usage == usage
     record = json.loads((tmp_path / "out" / "run.json").read_text())
     assert record["model_usage"] == usage.model_dump()
+    summary = describe_run(result)
+    assert (
+        "model: 1 request(s) through the key proxy, 14 input and 7 output tokens (claude-fake-1)"
+        in summary.splitlines()
+    )
     for path, data in _everything(tmp_path / "out"):
         assert KEY.encode() not in data, path
 
