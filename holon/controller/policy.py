@@ -85,6 +85,12 @@ class Settings(BaseModel):
     wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
     # What publishing a settled run may do (holon/controller/publish_settings.py).
     publish: PublishSettings = Field(default_factory=PublishSettings)
+    # Who decides (docs/controller-agent.md): the rules below, or a model within the same
+    # vocabulary and guardrails; "agent" without a model key falls back to "policy".
+    decider: Literal["policy", "agent"] = "policy"
+    decider_model: str | None = Field(default=None, min_length=1, max_length=200)
+    # None: the provider whose key the environment holds (Anthropic first).
+    decider_provider: Literal["anthropic", "openai"] | None = None
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod
