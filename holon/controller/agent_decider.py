@@ -7,8 +7,10 @@ one repair request saying what was wrong, and then the fallback decider (the pol
 the decision saying why in `fallback`. A provider that fails (an error, a timeout, a 5xx) hands
 over at once. The controller's own actions (`/holon stop`, `status`, `help`, a timer's
 re-check) and the mechanics of Holon's own events (a settled run's publishing, a re-activation)
-are the fallback's without asking the model. What the model proposes becomes ordinary
-`Proposal`s: validation, guardrails, the per-pass limit, dedupe and cooldown apply unchanged.
+are the fallback's without asking the model, and so is every event of an actor who could not
+command Holon (an outsider, a bot not allowed, Holon itself). What the model proposes becomes
+ordinary `Proposal`s: validation, guardrails, the per-pass limit, dedupe and cooldown apply
+unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from holon.controller.decide import Decider, Decision
 from holon.controller.decider_output import Invalid, decide_tool, read_decision, scrub
 from holon.controller.decider_prompt import SkillLine, system_prompt, user_prompt, vocabulary
 from holon.controller.facts import RepoFacts
+from holon.controller.guardrails import actor_problem, own_event
 from holon.controller.memory import Spend
 from holon.controller.policy import Policy
 from holon.controller.view import ControllerView
@@ -130,6 +133,14 @@ class AgentDecider:
             return "Holon's own event continues admitted work: the policy decider's"
         if env.type == DISPATCH_TYPE and asks_to_continue(env.payload):
             return "a re-activation continues the work in hand: the policy decider's"
+        if own_event(env, self.facts):
+            return "Holon's own writing asks no work: the policy decider's"
+        # The guardrails check authority on commands; a model may start work on any event, so
+        # it is asked only for someone who could command Holon (outsiders' text never reaches
+        # it as a request, nor spends its tokens).
+        problem = actor_problem(env, self.facts, self.policy)
+        if problem is not None:
+            return f"the model decides only for people who may command Holon: {problem}"
         return None
 
     def _fall_back(
