@@ -40,7 +40,5 @@ def agent_controller(
     ctl = make_controller(tmp_path, policy_text, **facts)
     provider = ScriptedProvider(turns, model="claude-test")
     policy, known = ctl.parts.policy, ctl.parts.facts
-    ctl.parts.decider = AgentDecider(
-        provider, policy, known, fallback=PolicyDecider(policy, known)
-    )
+    ctl.parts.decider = AgentDecider(provider, policy, known, fallback=PolicyDecider(policy, known))
     return ctl, provider
