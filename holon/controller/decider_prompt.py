@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from holon.agent.context import DELIMITER, neutralise
 from holon.controller.memory import SubjectMemory
@@ -21,7 +22,10 @@ from holon.controller.view import ControllerView, IntentSummary, SubjectView
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import INTENT_TYPES
 from holon.markdown import clean
-from holon.templating import render
+from holon.templating import environment
+
+if TYPE_CHECKING:
+    import jinja2
 
 MAX_GUIDANCE = 8 * 1024  # characters of .holon/controller.md shown
 MAX_UNTRUSTED = 4 * 1024  # characters of one untrusted text shown
@@ -57,10 +61,7 @@ def system_prompt(
     shown = None
     if guidance and guidance.strip():
         shown = clean(guidance)[:MAX_GUIDANCE]
-    return render(
-        "holon.controller",
-        "controller_system.md.j2",
-        "text",
+    return _template("controller_system.md.j2").render(
         vocabulary=offered,
         settings=policy.settings,
         skills=[SkillLine(s.name, _short(s.description, MAX_FIELD)) for s in skills[:MAX_SKILLS]],
@@ -70,14 +71,17 @@ def system_prompt(
 
 
 def user_prompt(env: EventEnvelope, view: ControllerView) -> str:
-    return render(
-        "holon.controller",
-        "controller_user.md.j2",
-        "text",
+    return _template("controller_user.md.j2").render(
         summary=_compact(event_summary(env)),
         blocks=untrusted_blocks(env, view),
         delimiter=DELIMITER,
     )
+
+
+@cache
+def _template(name: str) -> jinja2.Template:
+    # Loaded once: asking the loader per event (is it up to date?) costs more than rendering.
+    return environment("holon.controller", "text").get_template(name)
 
 
 def _short(text: str, limit: int) -> str:
@@ -193,8 +197,8 @@ def _subject(subject: SubjectView | None) -> dict[str, Any] | None:
     }
 
 
-def _top(counts: dict[str, int]) -> dict[str, int]:
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_MAP]
+def _top(counts: dict[str, int], limit: int = MAX_MAP) -> dict[str, int]:
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return {_short(k, MAX_FIELD): v for k, v in ranked}
 
 
@@ -203,7 +207,8 @@ def _memory(memory: SubjectMemory | None) -> dict[str, Any] | None:
         return None
     data = memory.model_dump(mode="json", exclude={"subject"})
     data["outcomes"] = _top(memory.outcomes)
-    data["failed"] = _top(memory.failed)
+    # The most repeated failures: what must not be tried blindly again.
+    data["failed"] = _top(memory.failed, MAX_LIST)
     data["recent"] = data["recent"][-MAX_LIST:]
     return data
 
