@@ -88,7 +88,9 @@ class Settings(BaseModel):
     # Who decides (docs/controller-agent.md): the rules below, or a model within the same
     # vocabulary and guardrails; "agent" without a model key falls back to "policy".
     decider: Literal["policy", "agent"] = "policy"
-    decider_model: str | None = Field(default=None, min_length=1, max_length=200)
+    decider_model: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$"
+    )
     # None: the provider whose key the environment holds (Anthropic first).
     decider_provider: Literal["anthropic", "openai"] | None = None
 
