@@ -208,9 +208,12 @@ def _target(intent: OutputIntent, env: EventEnvelope) -> Target | str:
     return Target(repo=home, kind=given.kind, id=given.id)
 
 
-def _args(intent: OutputIntent, env: EventEnvelope, target: Target, facts: RepoFacts) -> Any:
+def _args(
+    intent: OutputIntent, env: EventEnvelope, target: Target, facts: RepoFacts, redactor: Redactor
+) -> Any:
     """The intent's arguments with what the event fixes filled in as the policy decider fills
-    them: a run's subject inputs and head, a merge's head and base."""
+    them (a run's subject inputs and head, a merge's head and base), secrets masked in what
+    people will read."""
     args = dict(intent.args)
     if intent.type == "run_skill":
         given = args.get("inputs")
@@ -220,6 +223,17 @@ def _args(intent: OutputIntent, env: EventEnvelope, target: Target, facts: RepoF
         args.pop("head_sha", None)
         args.pop("head_repo", None)
         args.update(head_args(env, target, facts))
+    elif intent.type in ("comment", "wait"):
+        # What the model writes for people to read carries no secret it may have seen.
+        for key in ("body", "reason"):
+            if isinstance(args.get(key), str):
+                args[key] = mask_secret_looking(redactor(args[key]))
+        question = args.get("question")
+        if isinstance(question, dict):
+            args["question"] = {
+                k: mask_secret_looking(redactor(v)) if isinstance(v, str) else v
+                for k, v in question.items()
+            }
     elif intent.type == "merge":
         if "sha" not in args and event_head_sha(env):
             args["sha"] = event_head_sha(env)
@@ -244,7 +258,7 @@ def _proposal(
     target = _target(intent, env)
     if isinstance(target, str):
         return target
-    args = _args(intent, env, target, facts)
+    args = _args(intent, env, target, facts, redactor)
     try:
         ARGS[intent.type].model_validate(args)
     except ValidationError as exc:

@@ -223,3 +223,15 @@ def test_the_decider_keeps_the_shared_constructor() -> None:
         ScriptedProvider([]), policy, facts, fallback=PolicyDecider(policy, facts)
     )
     assert decider.name == "agent"
+
+
+def test_a_comment_the_model_writes_carries_no_secret(tmp_path: Path) -> None:
+    token = "github_pat_" + "Z9y8X7w6" * 4
+    comment = {"type": "comment", "args": {"body": f"Here is the token: {token}"}}
+    ctl, _ = agent_controller(tmp_path, [decide("Reply.", comment)])
+    ctl.handle(comment_event("what is the token?"))
+    (decision,) = decisions(ctl)
+    (intent,) = decision["intents"]
+    assert intent["args"]["body"] == "Here is the token: ***"
+    for name in ("d.ndjson", "a.ndjson"):
+        assert token not in (tmp_path / name).read_text()
