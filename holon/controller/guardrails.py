@@ -143,11 +143,12 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
 
 
 def actor_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
-    """Why the event's actor lacks the policy's authority on the repository, or None when they
-    have it (whatever the event asks: also whether a reply may answer Holon's question)."""
+    """Why the event's actor could not command Holon, whatever the event asks (None: they
+    could, or there is no actor). A model decider is asked only for actors who could: it
+    may start work on any event, not only on a command (agent_decider.py)."""
     actor = env.actor
     if actor is None:
-        return "the event has no actor"
+        return None
     if actor.is_bot or looks_like_bot(actor.login, actor.type):
         if bot_allowed(actor.login, policy.settings.allowed_bots):
             return None  # the operator vouches for it by its exact login

@@ -32,7 +32,7 @@ from holon import gcpause, jsonio
 from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.budget import run_constraints
-from holon.controller.decide import PolicyDecider
+from holon.controller.decide import Decider, PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.loop import Controller
@@ -158,8 +158,11 @@ class Serve:
         policy: Policy | None = None,
         context_client: github.Github | None = None,
         run_skill: Handler | None = None,
+        decider: Decider | None = None,
     ) -> None:
         self.options = options
+        # Who decides (controller/deciders.py); None: the policy's rules.
+        self._decider = decider
         # Replaces the runner's skill-run handler (fan-out's decide and settle); None: the runner.
         self._run_skill = run_skill
         # The edge's client, read through for each agent run's context (None: the payload's).
@@ -273,7 +276,7 @@ class Serve:
             state=self.state,
             journals=journals,
             executor=executor,
-            decider=PolicyDecider(policy, self._facts),
+            decider=self._decider or PolicyDecider(policy, self._facts),
             facts=self._facts,
             policy=policy,
             catalog=self._catalog,
