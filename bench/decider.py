@@ -200,7 +200,9 @@ def context_size(policy: Policy, prior: int, work: Path) -> tuple[int, int]:
         raise SystemExit("the subject's view shows none of its records")
     # The subject's memory after as many decisions, one failure remembered per event (more
     # than the ledger keeps: the context must cut it, whoever fills it).
-    memory = SubjectMemory(
+    # Built unvalidated: the record caps these lists itself, and the context must cut them
+    # even so (a restored or future memory is not trusted to be small).
+    memory = SubjectMemory.model_construct(
         subject=f"{REPO}#issue:1",
         attempts_total=prior,
         outcomes={"success": prior // 2, "failure": prior - prior // 2},

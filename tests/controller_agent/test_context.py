@@ -23,7 +23,9 @@ def history(events: int) -> ControllerView:
         )
         for i in range(events)
     ]
-    memory = SubjectMemory(
+    # Built unvalidated: the record caps these lists itself, and the context must cut them
+    # even so (a restored or future memory is not trusted to be small).
+    memory = SubjectMemory.model_construct(
         subject="Codertocat/Hello-World#issue:1",
         attempts_total=events,
         outcomes={f"outcome-{i % 50}": i for i in range(events)},
