@@ -46,6 +46,7 @@ from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.gateway.trigger import TriggerCheck
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.github.retry import Wait
 from holon.serve.context import EventContext
@@ -156,8 +157,11 @@ class Serve:
         policy: Policy | None = None,
         context_client: github.Github | None = None,
         run_skill: Handler | None = None,
+        trigger_check: TriggerCheck | None = None,
     ) -> None:
         self.options = options
+        # Reads a write's trigger again before the write (None: offline, the check skipped).
+        self.trigger_check = trigger_check
         # Replaces the runner's skill-run handler (fan-out's decide and settle); None: the runner.
         self._run_skill = run_skill
         # The edge's client, read through for each agent run's context (None: the payload's).
@@ -281,6 +285,7 @@ class Serve:
             crashpoint=self.crashpoint,
             mention=options.mention,
             repo=options.repo,
+            trigger_check=self.trigger_check,
         )
         self._before_pass()
         if interrupted is not None:
