@@ -129,7 +129,11 @@ def test_a_trigger_deleted_after_it_was_read_publishes_nothing(
     issue = step.add_issue()
     payload = step.comment_event(issue.number, "/holon solve")
     ident = payload["comment"]["id"]
-    after_progress(github_server, monkeypatch, lambda: step.repo.comments.pop(ident))
+
+    def delete() -> None:
+        del step.repo.comments[ident]
+
+    after_progress(github_server, monkeypatch, delete)
     done = step.run()
     assert done.returncode == 0, done.stdout + done.stderr
 
