@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from holon.gateway.envelope import EventEnvelope, is_internal
 
 SnapshotKind = Literal["comment", "issue", "pull_request", "review", "review_comment"]
-# What the snapshot keeps of the text (the hash is of the whole text): GitHub's own limit on a
-# comment or issue body, and a bound on a title.
-BODY_CHARS = 65_536
+# What the snapshot keeps of the text (the hash is always of the whole text): it rides on every
+# intent record of the work, so the state stays small; the agent's context takes the text from
+# the event itself, whole.
+BODY_CHARS = 16_384
 TITLE_CHARS = 1_024
 _SHORT = 300  # a login, a time, a URL, a command line
 
