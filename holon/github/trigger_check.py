@@ -15,8 +15,7 @@ from typing import Any
 import github
 
 from holon.gateway.trigger import TriggerSnapshot, TriggerVerdict, compare
-from holon.github.errors import GitHubError, NotFound
-from holon.github.publish_api import RepoApi
+from holon.github.errors import GitHubError, NotFound, map_errors
 from holon.terminal import line
 
 
@@ -52,7 +51,8 @@ class LiveTriggerCheck:
             return TriggerVerdict(error="the trigger's repository or pull request is not known")
         operation, path = route
         try:
-            data = RepoApi(self.client, repo).call(operation, "GET", path)
+            with map_errors(operation):
+                _, data = self.client.requester.requestJsonAndCheck("GET", f"/repos/{repo}{path}")
         except NotFound:
             return TriggerVerdict(change="deleted")
         except GitHubError as exc:
