@@ -163,3 +163,15 @@ def test_wheel_schemas_check_notices_a_stale_schema(installed: Path, tmp_path: P
         assert "spec.schema.json" in check.stderr
     finally:
         target.write_bytes(original)
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_eval_corpus_and_scores_it(installed: Path, tmp_path: Path) -> None:
+    """`holon eval` from the wheel: its scenarios and their event payloads are package data
+    (never tests/), every one of them is scored, and the policy decider passes."""
+    shipped = len(list((REPO / "holon/eval/scenarios").glob("*.yaml")))
+    done = _run(installed, tmp_path, "holon", "eval", "--decider", "policy", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["scenarios"] == shipped >= 24
+    assert data["deciders"]["policy"]["passed"] is True

@@ -53,6 +53,7 @@ OUTPUTS = {
     "runs",
     "comment_url",
     "handoff",
+    "usage",
     "matrix",
     "has_runs",
 }

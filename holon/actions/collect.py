@@ -31,6 +31,7 @@ from holon.errors import InvalidInput
 from holon.executor.deferral import Deferred
 from holon.executor.handlers import from_run_record, result_of
 from holon.executor.result import ActionResult
+from holon.executor.usage import Pricer
 from holon.fsutil import NotRegular, open_dir, open_regular_at, read_regular_at
 from holon.intent import ActionIntent
 from holon.runner.record import RunResult
@@ -52,8 +53,10 @@ class CollectHandler:
         expected: frozenset[str] | None = None,
         refused: Mapping[str, str] | None = None,
         base_sha: str | None = None,
+        price: Pricer | None = None,
     ) -> None:
         self.runs_dir = runs_dir
+        self.price = price  # the policy's prices applied to each run's usage
         self.clock = clock
         self.catalog = catalog
         self.expected = expected  # the runs of this settle's matrix; None: every deferred run
@@ -79,7 +82,7 @@ class CollectHandler:
         except InvalidInput as exc:
             aside = self._set_aside(output)
             return self._failed(intent, attempt, f"the run job's output is refused: {exc}", aside)
-        return from_run_record(intent, attempt, self.clock(), result, output=output)
+        return from_run_record(intent, attempt, self.clock(), result, output, self.price)
 
     def _failed(
         self, intent: ActionIntent, attempt: int, why: str, output: Path | None = None

@@ -50,8 +50,10 @@ class DeferHandler:
         by: str | None = None,
         prior: Callable[[str], Mapping[str, Any] | None] = lambda intent_id: None,
         horizon: timedelta = HORIZON,
+        constraints: Mapping[str, Any] | None = None,
     ) -> None:
         self.bundle_root = bundle_root
+        self.constraints = dict(constraints or {})  # the policy's run limits (docs/budgets.md)
         self.clock = clock
         self.describe = describe
         self.catalog = catalog
@@ -99,7 +101,7 @@ class DeferHandler:
             attempt=attempt,
             subject=subject,
             skill=skill,
-            spec=skill_spec(intent, self.env, self.describe),
+            spec=skill_spec(intent, self.env, self.describe, self.constraints),
             user_prompt=user_prompt_of(intent),
             base_sha=start,
         )

@@ -78,6 +78,7 @@ def run_decide(
         refuse_fork_head,
         step_policy,
     )
+    from holon.controller.budget import run_constraints
     from holon.fsutil import remove_tree
     from holon.serve.context import EventContext
     from holon.skills.catalog import default_catalog, host_skills
@@ -106,6 +107,7 @@ def run_decide(
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
         by=f"{config.run_id}-{config.run_attempt or 1}" if config.run_id else None,
         prior=finder.deferral,
+        constraints=run_constraints(policy.settings),
     )
     serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=defer)
     finder.serve = serve
@@ -143,6 +145,7 @@ def run_settle(
     from holon.actions.matrix import matrix_runs
     from holon.actions.run_intake import take_run_outputs
     from holon.actions.single import _client, _reactivate, build_step_serve, step_policy
+    from holon.controller.pricing import pricer
     from holon.serve.runs import runs_dir_of
     from holon.skills.catalog import default_catalog
     from holon.state.store import STATE
@@ -179,6 +182,7 @@ def run_settle(
         expected=expected,
         refused=intake.refused,
         base_sha=env.get("GITHUB_SHA", "").strip() or None,
+        price=pricer(policy.settings.prices),
     )
     serve = build_step_serve(env, config, policy, clock=clock, say=_say, run_skill=collect)
     _unannounced(serve)

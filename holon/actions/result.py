@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from holon.closure.mapping import SEVERITY, report_for
 from holon.closure.record import ClosureRecord
+from holon.spend import Spend
 
 if TYPE_CHECKING:
     from holon.closure.handoff import Handoff
@@ -36,6 +37,7 @@ class RunRow:
     status: str  # the intent's status: succeeded, failed, cancelled, refused, inflight...
     outcome: str = ""  # the run's lifecycle outcome when it has one
     output: str = ""  # the run's output directory
+    usage: Spend | None = None  # what its attempts spent on the model, when known
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -74,6 +76,12 @@ class StepResult:
             if worst is None or _severity(record.exit_code) > _severity(worst.exit_code):
                 worst = record
         return worst
+
+    @property
+    def usage(self) -> Spend | None:
+        """What the step's skill runs spent on their model (None: no run reported any)."""
+        known = [run.usage for run in self.runs if run.usage is not None]
+        return sum(known[1:], known[0]) if known else None
 
     @property
     def closure_subject(self) -> str | None:

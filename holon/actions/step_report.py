@@ -13,6 +13,7 @@ from holon.controller.decide import target_of
 from holon.controller.pass_report import PassReport
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
+from holon.spend import Spend
 
 if TYPE_CHECKING:
     from holon.closure.handoff import Handoff
@@ -90,6 +91,7 @@ def runs_of(reports: list[PassReport], serve: Serve) -> list[RunRow]:
                 status=status,
                 outcome=previous.outcome if previous else "",
                 output=previous.output if previous else "",
+                usage=previous.usage if previous else None,
             )
         for done in report.results:
             row = rows.get(done.intent_id)
@@ -102,8 +104,16 @@ def runs_of(reports: list[PassReport], serve: Serve) -> list[RunRow]:
                 status=row.status,
                 outcome=done.run_outcome or row.outcome,
                 output=done.run_output_path or row.output,
+                # Every attempt spent: a retried run costs both.
+                usage=_added(row.usage, done.usage),
             )
     return list(rows.values())
+
+
+def _added(total: Spend | None, more: Spend | None) -> Spend | None:
+    if more is None:
+        return total
+    return more if total is None else total + more
 
 
 def _cut(text: object) -> str:
@@ -157,23 +167,39 @@ def offline_handoff(
 ) -> Handoff | None:
     """The handoff the comment would carry, built from the closure when nothing was written on
     GitHub (a dry run, no token): outputs are never empty when there was work."""
-    from holon.serve.github_hooks import handoff_for, made_by, stop_handoff, stops_of
+    from holon.serve.github_hooks import (
+        handoff_for,
+        made_by,
+        spend_limited,
+        stop_handoff,
+        stops_of,
+        subject_handoff,
+    )
 
     closure = result.closures.get(subject)
     if closure is None:
         return None
     last: tuple[PassReport, ActionIntent] | None = None
     stop: ActionIntent | None = None
+    limited = False
+    usage: Spend | None = None
+    for run in result.runs:
+        if run.subject == subject:
+            usage = _added(usage, run.usage)
     for report in reports:
         for intent in [*report.intents, *report.ended_runs]:
             if intent.type == "run_skill" and intent.target.subject() == subject:
                 last = (report, intent)
         stop = next((s for s in stops_of(report) if s.target.subject() == subject), stop)
+        limited = limited or subject in spend_limited(report)
     if last is None:
-        # A stop with nothing running is answered too (github_hooks.after_pass).
-        return stop_handoff(stop, closure, None, workflow) if stop is not None else None
+        # A stop with nothing running is answered too (github_hooks.after_pass), and so is a
+        # run a spend limit held back.
+        if stop is not None:
+            return stop_handoff(stop, closure, None, workflow)
+        return subject_handoff(subject, closure, workflow, usage) if limited else None
     report, intent = last
-    return handoff_for(intent, closure, made_by(report, intent), workflow)
+    return handoff_for(intent, closure, made_by(report, intent), workflow, usage)
 
 
 __all__ = ["describe", "lines_of", "offline_handoff", "runs_of", "title_of"]

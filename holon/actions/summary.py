@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 from holon.actions.result import StepResult
+from holon.controller.budget import figure
 from holon.markdown import Trusted
+from holon.spend import Spend
 from holon.templating import render
 
 LABEL_LIMIT = 60  # characters of one diagram label (before escaping)
@@ -71,6 +73,11 @@ def _node_lines(result: StepResult) -> list[str]:
     return lines
 
 
+def spent(usage: Spend | None) -> str:
+    """`12,345 tokens ($0.12)`: what a run or the step spent on its model ("": not known)."""
+    return figure(usage, None, None) if usage is not None else ""
+
+
 def render_summary(result: StepResult) -> str:
     handoff = result.handoff
     artifacts = list(handoff.context.artifacts) if handoff is not None else []
@@ -89,7 +96,8 @@ def render_summary(result: StepResult) -> str:
         refused=result.refused[:ITEMS],
         more_decided=max(0, len(result.decided) - ITEMS),
         more_refused=max(0, len(result.refused) - ITEMS),
-        runs=result.runs[:ITEMS],
+        runs=[(run, spent(run.usage)) for run in result.runs[:ITEMS]],
+        usage=spent(result.usage),
         diagram=Trusted("\n".join(_node_lines(result))),
         comment=Trusted(result.comment_url) if result.comment_url else None,
     )

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from holon.agent.conversation import Usage
+from holon.price import Price
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,10 @@ class Budgets:
     max_turns: int = 50  # model requests; the spec's max_steps when it sets one
     deadline: float | None = None  # time.monotonic() value; from the spec's timeout
     max_tokens: int | None = None  # input + output tokens over the whole run
+    # USD over the whole run at `prices` (docs/budgets.md); a model they do not price has no
+    # cost to limit (its tokens still count against max_tokens).
+    max_cost_usd: float | None = None
+    prices: Mapping[str, Price] = field(default_factory=dict)
     max_output_tokens: int = 8192  # per model request
     command_timeout: float = 300.0  # one shell command
     output_cap: int = 16 * 1024  # bytes of a command's output shown to the model
@@ -104,6 +109,7 @@ Stop = Literal[
     "max_steps",  # the turn budget ran out
     "timeout",  # the deadline passed
     "token_budget",  # the token budget ran out
+    "cost_budget",  # the cost budget ran out
     "no_finish",  # the model stopped talking without calling finish
     "refused",  # the provider refused
     "error",  # the provider or the engine failed

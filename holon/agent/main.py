@@ -106,7 +106,14 @@ def budgets_for(spec: Spec, started: float) -> tuple[Budgets, Limits, float]:
     timeout = spec.constraints.timeout or RUNNER_DEFAULT_TIMEOUT
     margin = margin_for(timeout)
     max_turns = spec.constraints.max_steps or DEFAULT_MAX_TURNS
-    budgets = Budgets(max_turns=max_turns, deadline=started + timeout - margin)
+    limits = spec.constraints
+    budgets = Budgets(
+        max_turns=max_turns,
+        deadline=started + timeout - margin,
+        max_tokens=limits.max_tokens,
+        max_cost_usd=limits.max_cost_usd,
+        prices=dict(limits.prices),
+    )
     # The watchdog fires halfway through the margin: an engine that overran its deadline still
     # leaves the agent time to write its manifest.
     return budgets, Limits(max_steps=max_turns, timeout=timeout), timeout - margin / 2

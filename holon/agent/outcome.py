@@ -3,7 +3,9 @@
 Success is never the model's word alone: the engine must have stopped because the model called
 `finish` with `success`, every command it cites as verification must be in the recorder's own
 index with exit code 0, and the skills' requirements (a recorded verification, a change in the
-workspace) must hold. Anything else is a failure that says why, or the model's question.
+workspace) must hold. Anything else is a failure that says why, or the model's question; a run
+stopped at its token or cost budget asks the operator, with the figure and how to continue:
+reaching a budget is a closure, not a failure (docs/budgets.md).
 """
 
 from __future__ import annotations
@@ -51,6 +53,26 @@ def human_duration(seconds: float) -> str:
     return "".join(f"{n}{unit}" for n, unit in parts if n)
 
 
+BUDGET_STOPS = ("token_budget", "cost_budget")
+BUDGET_QUESTION = "budget"
+_LIMIT = {
+    "token_budget": ("token", "`settings.budgets.run_tokens`", "`constraints.max_tokens`"),
+    "cost_budget": ("cost", "`settings.budgets.run_cost_usd`", "`constraints.max_cost_usd`"),
+}
+
+
+def budget_question(result: EngineResult) -> str:
+    """What a run stopped at its token or cost budget asks the operator: the figure (the
+    engine's line) and how to continue."""
+    kind, setting, constraint = _LIMIT[result.stop]
+    spent = one_line(result.error) if result.error else f"the run's {kind} budget ran out"
+    return (
+        f"Stopped at the run's {kind} budget before finishing: {spent}. To continue, raise "
+        f"{setting} in Holon's policy (or the spec's {constraint}), then ask for the work "
+        "again (comment `/holon solve` on the issue, `/holon fix` on the pull request)."
+    )
+
+
 def _stopped(result: EngineResult, limits: Limits) -> str:
     detail = f": {result.error}" if result.error else ""
     if result.stop == "no_finish":
@@ -60,8 +82,6 @@ def _stopped(result: EngineResult, limits: Limits) -> str:
     if result.stop == "timeout":
         after = human_duration(limits.timeout) if limits.timeout else "the deadline"
         return f"timeout after {after} without finish"
-    if result.stop == "token_budget":
-        return "token budget spent without finish"
     if result.stop == "refused":
         return "provider refused" + detail
     if result.stop == "finished":
@@ -99,6 +119,12 @@ def judge(
     """The outcome the evidence supports. `changed`: whether the workspace has a change (None:
     it could not be told); only asked when the skill requires a change."""
     finish = result.finish
+    if result.stop in BUDGET_STOPS:
+        # A budget reached is not a failure: the operator decides whether the work is worth
+        # more (docs/budgets.md), so the run ends asking them, with the figure.
+        return Verdict(
+            "needs_human", question_id=BUDGET_QUESTION, question_text=budget_question(result)
+        )
     if result.stop != "finished" or finish is None:
         return Verdict("failure", one_line(_stopped(result, limits)))
     if finish.status == "needs_human":

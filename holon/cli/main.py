@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "holon.cli.action_cmd",
         "one GitHub Actions step: the event, decided, done, settled",
     ),
+    "eval": ("holon.cli.eval_cmd", "score the deciders on a corpus of decision scenarios"),
 }
 
 

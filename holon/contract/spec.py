@@ -25,6 +25,7 @@ from pydantic import (
 from holon import jsonio, yamlio
 from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
+from holon.price import MAX_PRICES, Price
 from holon.secrets import secret_kind
 from holon.validation import describe_validation_error
 
@@ -147,6 +148,11 @@ class Output(_Strict):
 class Constraints(_Strict):
     timeout: Duration | None = None
     max_steps: int | None = Field(default=None, gt=0)
+    # The run's model budget (docs/budgets.md): input + output tokens, and their cost in USD at
+    # `prices` (the policy's table; a model it does not price has no cost to limit).
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    prices: dict[str, Price] = Field(default_factory=dict, max_length=MAX_PRICES)
 
 
 class Spec(_Strict):

@@ -24,6 +24,8 @@ from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.journals import decision_entry
 from holon.controller.ledger import sort_key
 from holon.controller.pass_report import Pass
+from holon.controller.remembering import remember_result
+from holon.controller.spending import record_spend
 from holon.executor.deferral import Deferred
 from holon.executor.result import ActionResult
 from holon.gateway.continuation import continues
@@ -143,6 +145,7 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
             parts.journals.actions.append(result.model_dump(mode="json"))
             executed[intent.id] = result
             p.results.append(result)
+            record_spend(p, result.id, result.usage)  # the day's spend (spending.py)
             parts.crashpoint("after_journal_before_state")
             if result.status == "succeeded":
                 break
@@ -194,6 +197,7 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     summary = result.model_dump(mode="json", include=KEPT_RESULT, exclude_defaults=True)
     data = {**kept, "attempts": result.attempt, "result": summary}
     record = p.put("intent", intent.id, result.status, data)
+    remember_result(p, data, result)
     p.intents.append(intent)
     p.run_ended(intent)
     if intent.type == "run_skill" and result.run_id is not None:

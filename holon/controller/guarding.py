@@ -1,6 +1,7 @@
 """From a decision to the intents that may be performed: each proposal validated into an intent
-(or rejected with why), the event's authority checked once, every intent through the guardrails,
-and one polite refusal comment per subject and actor when an actor lacks authority."""
+(or rejected with why), the event's authority checked once, every intent through the guardrails
+and the spend limits (spend_guard.py), and one polite refusal comment per subject and actor when
+an actor lacks authority."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from holon.controller.decide import Decision, target_of
 from holon.controller.guardrails import Refusal, authority_problem, guard
 from holon.controller.pass_report import Pass
 from holon.controller.policy import Policy
+from holon.controller.spend_guard import within_budget
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent, IntentRejected, make_intent
 
@@ -23,6 +25,9 @@ class Verdict:
     refusal: ActionIntent | None = None  # the comment telling an actor why nothing happens
     # Let through, but beyond settings.intents_per_pass: held for a later pass (held.py).
     held: list[ActionIntent] = field(default_factory=list)
+    # Skill runs a spend limit stops (also in `refused`): their subjects wait on the operator
+    # once the pass has followed its commands (spend_guard.py).
+    spent: list[Refusal] = field(default_factory=list)
 
     @property
     def performed(self) -> list[ActionIntent]:
@@ -63,9 +68,10 @@ def judge(p: Pass, env: EventEnvelope, decision: Decision) -> Verdict:
         budget_left=parts.policy.settings.budget,
         authority=problem,
     )
+    accepted, spent = within_budget(p, accepted)
     accepted, held = within_limit(accepted, parts.policy.settings.intents_per_pass)
     refusal = refusal_comment(p, env, refused)
-    return Verdict(accepted, refused, rejected, problem is None, refusal, held)
+    return Verdict(accepted, [*refused, *spent], rejected, problem is None, refusal, held, spent)
 
 
 def within_limit(

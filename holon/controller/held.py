@@ -21,10 +21,13 @@ from datetime import datetime
 
 from holon.controller.attempts import intent_data, start
 from holon.controller.guarding import limit_reason
+from holon.controller.guardrails import Refusal
 from holon.controller.journals import decision_entry, journal_decision
 from holon.controller.ledger import is_held, sort_key
 from holon.controller.pass_report import Pass
 from holon.controller.recovery import deciding_events, recheck
+from holon.controller.remembering import remember_ended
+from holon.controller.spend_guard import GUARD, reached, wait_for_operator
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
 from holon.state.model import Record
@@ -79,14 +82,22 @@ def continue_held(
     events = deciding_events(p.parts.journals.events, {r.data.get("event_id") for r in taken})
     performed: list[tuple[ActionIntent, dict[str, object]]] = []
     refused: list[dict[str, str]] = []
+    spent: list[Refusal] = []
     for record in taken:
         intent, problem = recheck(p, record, events)
+        over = reached(p, intent) if intent is not None and problem is None else None
+        if intent is not None and over is not None:
+            # A spend limit reached since: not a failure, the subject waits on the operator.
+            problem = (GUARD, over.line)
+            spent.append(Refusal(intent, GUARD, over.line))
         if intent is not None and problem is None:
             performed.append((intent, {k: v for k, v in record.data.items() if k != "held"}))
             continue
         guard, reason = problem or ("unreadable", "unreadable")
         data = {k: v for k, v in record.data.items() if k not in ("intent", "held")}
-        p.put("intent", record.key, "refused", {**data, "result": {"error": f"refused: {reason}"}})
+        error = {"error": f"refused: {reason}"}
+        settled = p.put("intent", record.key, "refused", {**data, "result": error})
+        remember_ended(p, settled, "refused")
         type_ = intent.type if intent is not None else str(record.data.get("type"))
         refused.append({"id": record.key, "type": type_, "guard": guard, "reason": reason})
     left = len(waiting) - len(taken)
@@ -104,6 +115,7 @@ def continue_held(
             refused=refused,
         )
     )
+    wait_for_operator(p, spent)
     for intent, data in performed:
         start(p, intent, dict(data))
     return list(dict.fromkeys(str(r.data.get("subject")) for r in taken))

@@ -26,6 +26,8 @@ from holon.closure.evidence import (
     WaitItem,
     WorkItem,
 )
+from holon.controller.memory_record import memory_of
+from holon.controller.memory_update import failures
 from holon.controller.view import IntentSummary, SubjectView, WaitSummary
 from holon.gateway.continuation import REACTIVATION
 from holon.state.model import Record, ServeState
@@ -127,6 +129,11 @@ class StateLedger:
         ]
         return max(times, default=None)
 
+    def failed_attempts(self, subject: str, skill: str, sha: str | None) -> int:
+        # The memory outlives the settled intents the state prunes; an unreadable memory
+        # record counts nothing (it holds nothing back, and authorizes nothing).
+        return failures(memory_of(self.state, subject), skill, sha)
+
     # -- views and evidence
     def view(self, subject: str) -> SubjectView:
         records = self.intent_records(subject)
@@ -139,6 +146,7 @@ class StateLedger:
             recent=[s for s in summaries if s.status in SETTLED][-5:],
             waits=[_wait_summary(r) for r in self.wait_records(subject)],
             closure=closure.data if closure is not None else None,
+            memory=memory_of(self.state, subject),
         )
 
     def evidence(self, subject: str) -> Evidence | None:

@@ -12,35 +12,14 @@ from __future__ import annotations
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from holon.spend import Spend
+
 MAX_RECENT = 10  # attempts kept in full
 MAX_PRS = 20
 MAX_QUESTIONS = 5
 MAX_FAILED = 20  # (skill, head) pairs whose failures are remembered
 MAX_TEXT = 300  # characters of a reason, a question or an answer kept
-
-
-class Spend(BaseModel):
-    """Tokens and their cost. `cost_usd` counts only priced tokens; tokens of a model the price
-    table does not name are `unpriced_tokens`, so an unknown price is never read as free."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cost_usd: float = Field(default=0.0, ge=0)
-    unpriced_tokens: int = Field(default=0, ge=0)
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Spend) -> Spend:
-        return Spend(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cost_usd=round(self.cost_usd + other.cost_usd, 6),
-            unpriced_tokens=self.unpriced_tokens + other.unpriced_tokens,
-        )
+MAX_OUTCOMES = 16  # distinct outcome names counted (they come from a small fixed set)
 
 
 class Attempt(BaseModel):
@@ -86,10 +65,12 @@ class SubjectMemory(BaseModel):
 
     subject: str
     attempts_total: int = Field(default=0, ge=0)
-    outcomes: dict[str, int] = Field(default_factory=dict, description="attempts by outcome")
+    outcomes: dict[str, int] = Field(
+        default_factory=dict, max_length=MAX_OUTCOMES, description="attempts by outcome"
+    )
     recent: list[Attempt] = Field(default_factory=list, max_length=MAX_RECENT)
     # "skill@head_sha" (head "-" when none) -> failures: a failed attempt is not repeated blindly.
-    failed: dict[str, int] = Field(default_factory=dict)
+    failed: dict[str, int] = Field(default_factory=dict, max_length=MAX_FAILED)
     prs: list[int] = Field(default_factory=list, max_length=MAX_PRS)
     questions: list[QuestionEntry] = Field(default_factory=list, max_length=MAX_QUESTIONS)
     last_closure: LastClosure | None = None
@@ -99,6 +80,7 @@ class SubjectMemory(BaseModel):
 
 __all__ = [
     "MAX_FAILED",
+    "MAX_OUTCOMES",
     "MAX_PRS",
     "MAX_QUESTIONS",
     "MAX_RECENT",

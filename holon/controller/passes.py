@@ -21,6 +21,7 @@ from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
 from holon.controller.held import continue_held, held_records, hold
 from holon.controller.journals import decision_entry, event_entry, journal_decision
+from holon.controller.memory import Spend
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
 from holon.controller.pause import (
@@ -33,7 +34,9 @@ from holon.controller.pause import (
     read_kept,
 )
 from holon.controller.reactivation import admit
+from holon.controller.remembering import remember_answer, remember_decision
 from holon.controller.settlement import settle_closures
+from holon.controller.spend_guard import wait_for_operator
 from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
@@ -83,6 +86,8 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         # The re-activation of held work continues that work; nothing is decided anew.
         settle_closures(p, continue_held(p, env, subject, suffix) or [subject])
         return
+    # A person's reply to the subject's open question is remembered before deciding on it.
+    remember_answer(p, env, subject)
     view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
     decision = p.parts.decider.decide(env, view)
     if decision.special == "recheck":
@@ -91,7 +96,13 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         settle_closures(p, continue_held(p, env, None, suffix))
         return
     verdict = judge(p, env, decision)
+    # The decision's own spend (a model decider's; helper A's `Decision.usage`) when it has one.
+    usage = getattr(decision, "usage", None)
+    subjects = [subject, *(proposal.target.subject() for proposal in decision.proposals)]
+    remember_decision(p, subjects, usage if isinstance(usage, Spend) else None)
     follow_commands(p, env, decision, verdict)
+    # After the commands: a `/holon solve` lifts the last wait on the budget, not this one.
+    waiting = wait_for_operator(p, verdict.spent)
     performed = verdict.performed
     journal_decision(
         p,
@@ -109,7 +120,7 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         perform(p, intent, env)
     # The event's subject, and those its intents act on (a failed check's fix acts on its PR).
     acted = [*performed, *verdict.held]
-    settle_closures(p, [subject, *(i.target.subject() for i in acted)])
+    settle_closures(p, [subject, *(i.target.subject() for i in acted), *waiting])
 
 
 def is_continuation(env: EventEnvelope) -> bool:

@@ -20,6 +20,7 @@ from holon.controller.publish_settings import PublishSettings
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.intent import IntentType
+from holon.price import MAX_PRICES, Price
 from holon.yamlio import StrictLoader
 
 Special = Literal["stop", "status", "usage", "recheck"]
@@ -63,6 +64,21 @@ def _seconds(value: Any) -> float:
     raise ValueError("expected a duration such as 10m")
 
 
+class Budgets(BaseModel):
+    """Model spend limits (docs/budgets.md); None: unlimited. Tokens are input + output; costs
+    are USD at `settings.prices`. Reaching a subject or day limit ends the work as waiting on
+    the operator, never as a failure; a run's own limits stop that run with the same wait."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_tokens: int | None = Field(default=None, ge=0)
+    run_cost_usd: float | None = Field(default=None, ge=0)
+    subject_tokens: int | None = Field(default=None, ge=0)
+    subject_cost_usd: float | None = Field(default=None, ge=0)
+    day_tokens: int | None = Field(default=None, ge=0)
+    day_cost_usd: float | None = Field(default=None, ge=0)
+
+
 class Settings(BaseModel):
     # Built on first use: a pass with no work for it never validates one.
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -85,6 +101,11 @@ class Settings(BaseModel):
     wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
     # What publishing a settled run may do (holon/controller/publish_settings.py).
     publish: PublishSettings = Field(default_factory=PublishSettings)
+    # Model spend limits, and the prices costs are counted at (docs/budgets.md). No table is
+    # built in: prices change, and a guessed one would be wrong quietly; unpriced tokens are
+    # reported as such and count against the token limits only.
+    budgets: Budgets = Field(default_factory=Budgets)
+    prices: dict[str, Price] = Field(default_factory=dict, max_length=MAX_PRICES)
 
     @field_validator("cooldown", "expire_after", "stale_inflight", mode="before")
     @classmethod

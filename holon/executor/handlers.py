@@ -21,6 +21,7 @@ from holon.intent import ActionIntent
 
 if TYPE_CHECKING:
     from holon.contract.spec import Spec
+    from holon.executor.usage import Pricer
     from holon.skills.catalog import SkillCatalog
 
 
@@ -120,10 +121,14 @@ class ContextSource(Protocol):
 
 
 def skill_spec(
-    intent: ActionIntent, env: Mapping[str, str], describe: Callable[[str], str]
+    intent: ActionIntent,
+    env: Mapping[str, str],
+    describe: Callable[[str], str],
+    constraints: Mapping[str, Any] | None = None,
 ) -> Spec:
     """The spec of a run of `intent`'s skill: what the runner runs here and what fan-out's
-    decide job bundles for a run job (one construction, so the two cannot drift)."""
+    decide job bundles for a run job (one construction, so the two cannot drift).
+    `constraints`: the run's limits from the policy (controller/budget.run_constraints)."""
     from holon.contract.spec import Spec
 
     skill = str(intent.args["skill"])
@@ -138,6 +143,7 @@ def skill_spec(
                 "description": describe(skill),
                 "issue_id": inputs.get("issue") or inputs.get("pull_request"),
             },
+            "constraints": dict(constraints or {}),
         }
     )
 
@@ -171,8 +177,13 @@ class RunSkillHandler:
         catalog: SkillCatalog | None = None,
         token: Callable[[], str | None] | None = None,
         server_url: str | None = None,
+        constraints: Mapping[str, Any] | None = None,
+        price: Pricer | None = None,
     ) -> None:
         self.workspace = workspace
+        # The policy's run limits (spec constraints) and prices (what the run's usage cost).
+        self.constraints = dict(constraints or {})
+        self.price = price
         self.output_root = output_root
         self.clock = clock
         self.runtime = runtime
@@ -205,7 +216,7 @@ class RunSkillHandler:
         if skill in self.host:
             why = f"{skill} is a host skill: it is performed by Holon itself, never by an agent"
             return result_of(intent, attempt, self.clock(), "failed", error=why)
-        spec = skill_spec(intent, self.env, self.describe)
+        spec = skill_spec(intent, self.env, self.describe, self.constraints)
         output = self.output_for(intent, attempt)
         if output.exists():
             # This attempt already started in an earlier process: read what it left, never
@@ -278,6 +289,9 @@ class RunSkillHandler:
                 user_prompt=user,
                 run_id=f"{intent.id}-{attempt}",
                 skills=self._skills(skill),
+                # The key proxy holds the run to its token limit from the host: the agent's
+                # own budget is enforced inside the container, which the model's commands share.
+                model_tokens=self.constraints.get("max_tokens"),
             )
         )
 
@@ -306,17 +320,24 @@ class RunSkillHandler:
         return self._from_record(intent, attempt, result)
 
     def _from_record(self, intent: ActionIntent, attempt: int, result: Any) -> ActionResult:
-        return from_run_record(intent, attempt, self.clock(), result)
+        return from_run_record(intent, attempt, self.clock(), result, price=self.price)
 
 
 def from_run_record(
-    intent: ActionIntent, attempt: int, now: datetime, result: Any, output: Path | None = None
+    intent: ActionIntent,
+    attempt: int,
+    now: datetime,
+    result: Any,
+    output: Path | None = None,
+    price: Pricer | None = None,
 ) -> ActionResult:
     """The attempt's result from the runner's record of the run (`RunResult`). `output`: where
     the run's output is on this side, when the record's own paths were written elsewhere (a
-    run job's container) and must not be trusted."""
+    run job's container) and must not be trusted. `price`: the policy's prices applied to the
+    run's usage (None: its tokens are reported unpriced)."""
     from holon.closure.evidence import Question
     from holon.contract.layout import MANIFEST_FILE
+    from holon.executor.usage import run_usage, spend_of_run
 
     status = "failed" if result.outcome == "failure" else "succeeded"
     # The agent's question is the operator's required input: it travels with the result
@@ -329,11 +350,15 @@ def from_run_record(
     if output is not None:
         output_path = str(output)
         manifest_path = str(output / MANIFEST_FILE) if manifest_path is not None else None
+    here = output if output is not None else (Path(output_path) if output_path else None)
+    usage = run_usage(result, here)
     return result_of(
         intent,
         attempt,
         now,
         status,
+        usage=spend_of_run(usage, price),
+        usage_source=usage.source if usage is not None else None,
         run_id=result.run_id,
         run_output_path=output_path,
         manifest_path=manifest_path,

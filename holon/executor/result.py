@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from holon.closure.evidence import Question
-from holon.controller.memory import Spend
+from holon.spend import Spend
 
 
 class EffectOutput(BaseModel):
@@ -48,6 +48,10 @@ class ActionResult(BaseModel):
     )
     usage: Spend | None = Field(
         default=None, description="What a skill run spent on its model, when it is known."
+    )
+    usage_source: Literal["host", "agent"] | None = Field(
+        default=None,
+        description="Who measured `usage`: host (the runner's record) or agent (self-reported).",
     )
     error: str | None = None
     at: AwareDatetime

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import PassReport
+from holon.controller.spend_guard import GUARD as SPEND_GUARD
 from holon.errorlog import log_traceback
 from holon.errors import HolonError
 from holon.executor.handlers import Handler
@@ -47,6 +48,7 @@ from holon.github.progress import settle, start_progress
 from holon.github.publish_names import PUBLISHED
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.intent import ActionIntent
+from holon.spend import Spend
 from holon.terminal import line
 
 if TYPE_CHECKING:
@@ -85,11 +87,25 @@ class Settled:
     comment_url: str | None
 
 
+def usage_line(spend: Spend | None) -> list[str]:
+    """The handoff's line on what the subject's runs spent on their model (docs/budgets.md)."""
+    if spend is None:
+        return []
+    from holon.controller.budget import figure
+
+    return [f"model usage: {figure(spend, None, None)}"]
+
+
 def handoff_for(
-    intent: ActionIntent, closure: ClosureRecord, made: EffectOutput | None, workflow: str
+    intent: ActionIntent,
+    closure: ClosureRecord,
+    made: EffectOutput | None,
+    workflow: str,
+    usage: Spend | None = None,
 ) -> Handoff:
     """The handoff of `intent`'s run on its subject, from the subject's closure and what the run
-    made (what the comment says; `holon action` also builds it offline for its outputs)."""
+    made (what the comment says; `holon action` also builds it offline for its outputs), and
+    what its runs spent (`usage`)."""
     # The handoff models and their prose only when a subject has work to hand off.
     from holon.closure.handoff import HandoffContext, build_handoff
     from holon.closure.handoff import Subject as HandoffSubject
@@ -97,12 +113,28 @@ def handoff_for(
     target = intent.target
     skill = announced_skill(intent)
     artifacts, state = _artifacts(made, skill)
+    state += usage_line(usage)
     context = HandoffContext(
         subject=HandoffSubject(kind=target.kind, id=str(target.id)),
         workflow=workflow,
         skill=skill,
         artifacts=artifacts,
         state=state,
+    )
+    return build_handoff(closure.closure(), closure.report(), context)
+
+
+def subject_handoff(
+    subject: str, closure: ClosureRecord, workflow: str, usage: Spend | None = None
+) -> Handoff:
+    """The handoff of a subject with no run of this step to speak of (a run a spend limit held
+    back): its closure alone, and what its runs spent."""
+    from holon.closure.handoff import HandoffContext, build_handoff
+    from holon.closure.handoff import Subject as HandoffSubject
+
+    kind, _, number = subject.partition(":")
+    context = HandoffContext(
+        subject=HandoffSubject(kind=kind, id=number), workflow=workflow, state=usage_line(usage)
     )
     return build_handoff(closure.closure(), closure.report(), context)
 
@@ -118,6 +150,24 @@ def stops_of(report: PassReport) -> list[ActionIntent]:
         intent
         for intent in report.intents
         if intent.type == "wait" and intent.args.get("interruption") == STOP and intent.id in done
+    ]
+
+
+def spend_limited(report: PassReport) -> list[str]:
+    """The subjects `report`'s pass left waiting on the operator because a spend limit held
+    back a run (controller/spend_guard.py): closures whose detail ends in such a refusal's line."""
+    reasons = {
+        str(item.get("reason"))
+        for entry in report.decisions
+        for item in entry.get("refused") or []
+        if isinstance(item, dict) and item.get("guard") == SPEND_GUARD
+    }
+    if not reasons:
+        return []
+    return [
+        subject
+        for subject, closure in report.closures.items()
+        if any(closure.closure().detail.endswith(reason) for reason in reasons)
     ]
 
 
@@ -188,6 +238,8 @@ class GitHubHooks:
         # What the subject's current unit published (its pull request, its commit), as the
         # state recorded it: a comment settled by a later step still shows it.
         self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
+        # What each subject's skill runs spent in this process (the handoff's usage line).
+        self.spent: dict[str, Spend] = {}
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -208,6 +260,10 @@ class GitHubHooks:
         """Settle what announced each run the pass ended (`ended_runs`: settled, expired by a
         tick, cancelled by a stop, refused on recovery) with its subject's closure."""
         seen: set[tuple[str, object, object]] = set()
+        for result in report.results:
+            if result.type == "run_skill" and result.usage is not None:
+                before = self.spent.get(result.subject)
+                self.spent[result.subject] = result.usage + before if before else result.usage
         for intent in report.ended_runs:
             subject = intent.target.subject()
             closure = report.closures.get(subject)
@@ -229,6 +285,14 @@ class GitHubHooks:
         # Held work continued (controller/held.py) ended no run, yet moved the subject's
         # closure on: its comment says so (finished, or still continuing).
         for subject in continued_subjects(report):
+            closure = report.closures.get(subject)
+            if closure is None or subject in answered:
+                continue
+            answered.add(subject)
+            self.settle_subject(subject, closure)
+        # A run a spend limit held back started nothing, yet its subject now waits on the
+        # operator: the comment says so, with the figure and how to continue.
+        for subject in spend_limited(report):
             closure = report.closures.get(subject)
             if closure is None or subject in answered:
                 continue
@@ -261,7 +325,8 @@ class GitHubHooks:
         if subject is None:
             return
         skill = announced_skill(intent)
-        handoff = handoff_for(intent, closure, made, self.scope.workflow)
+        key = intent.target.subject()
+        handoff = handoff_for(intent, closure, made, self.scope.workflow, self.spent.get(key))
         # Remembered before the write: a failed write still leaves the step its handoff.
         key = intent.target.subject()
         self.settled[key] = Settled(handoff, None)
@@ -319,8 +384,10 @@ class GitHubHooks:
                 artifacts=artifacts,
                 state=state,
             )
+        recorded = (*recorded, *usage_line(self.spent.get(key)))
         if recorded:
-            context = context.model_copy(update={"state": [*context.state, *recorded]})
+            kept = [line for line in context.state if not line.startswith("model usage: ")]
+            context = context.model_copy(update={"state": [*kept, *recorded]})
         handoff = build_handoff(closure.closure(), closure.report(), context)
         self.settled[key] = Settled(handoff, before.comment_url if before else None)
         outcome = settle(self.scope, subject, handoff)
@@ -378,6 +445,8 @@ __all__ = [
     "handoff_for",
     "made_by",
     "run_url_of",
+    "spend_limited",
     "stop_handoff",
     "stops_of",
+    "subject_handoff",
 ]

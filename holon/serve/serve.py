@@ -31,6 +31,7 @@ from pydantic import SecretStr, ValidationError
 from holon import gcpause, jsonio
 from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
+from holon.controller.budget import run_constraints
 from holon.controller.decide import PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
 from holon.controller.journals import Journals
@@ -38,6 +39,7 @@ from holon.controller.loop import Controller
 from holon.controller.parts import CrashPoint, no_crash
 from holon.controller.pass_report import PassReport
 from holon.controller.policy import Policy, load_policy
+from holon.controller.pricing import pricer
 from holon.controller.recovery import deciding_events
 from holon.errorlog import log_traceback
 from holon.errors import InvalidInput
@@ -252,6 +254,8 @@ class Serve:
                 env=options.agent_env,
                 secrets=options.agent_secrets,
                 catalog=self._catalog,
+                constraints=run_constraints(policy.settings),
+                price=pricer(policy.settings.prices),
             )
         executor = build_executor(
             dry_run=options.dry_run,

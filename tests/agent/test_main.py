@@ -149,7 +149,6 @@ CASES = [
     ("no finish", _result_of(EngineResult(stop="no_finish")), 1, "without calling finish"),
     ("max steps", _result_of(EngineResult(stop="max_steps")), 1, "max_steps 12 reached"),
     ("engine timeout", _result_of(EngineResult(stop="timeout")), 1, "timeout after 5m"),
-    ("tokens", _result_of(EngineResult(stop="token_budget")), 1, "token budget spent"),
     ("refused", _result_of(EngineResult(stop="refused", error="policy")), 1, "provider refused"),
     ("needs human", _needs_human, 2, None),
     ("crash", _crash, 1, "the engine crashed: RuntimeError: provider said no with key ***"),

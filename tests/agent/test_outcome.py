@@ -129,13 +129,6 @@ ROWS: list[tuple[str, EngineResult, SkillRequires, bool | None, Verdict]] = [
         Verdict("failure", "timeout after 5m without finish"),
     ),
     (
-        "token budget",
-        EngineResult(stop="token_budget"),
-        NONE,
-        None,
-        Verdict("failure", "token budget spent without finish"),
-    ),
-    (
         "refused",
         EngineResult(stop="refused", error="content policy"),
         NONE,

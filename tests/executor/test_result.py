@@ -37,6 +37,7 @@ FULL: dict[str, Any] = {
     "run_outcome": "needs_human",
     "question": {"id": "q-db", "text": "Which database?"},
     "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0081, "unpriced_tokens": 0},
+    "usage_source": "host",
     "error": None,
     "at": "2026-11-21T12:00:00Z",
 }

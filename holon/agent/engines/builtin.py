@@ -3,7 +3,8 @@
 In the style of mini-swe-agent: the system and user prompts, then one request per turn; the tool
 calls of a turn run in order and their results are appended; the loop ends when the model calls
 `finish`. Everything else that ends it is a stop the manifest reports as such, never a success:
-the turn budget (`max_steps`), the deadline (`timeout`), the token budget (`token_budget`), a
+the turn budget (`max_steps`), the deadline (`timeout`), the token and cost budgets
+(`token_budget`, `cost_budget`: the run waits on the operator, docs/budgets.md), a
 refusal (`refused`), a provider failure after its own retries (`error`), and a model that keeps
 answering without a tool call after being reminded (`no_finish`).
 
@@ -31,6 +32,7 @@ from holon.agent.engine import EngineResult, EngineTask, Finish, Recorder, Stop
 from holon.agent.hygiene import make_non_dumpable
 from holon.agent.providers.base import Provider, ProviderError
 from holon.agent.tools import Toolbox, ToolOutcome
+from holon.price import Price, cost_usd, price_for
 from holon.templating import render
 
 MAX_NUDGES = 2  # reminders to call a tool before the loop stops with no_finish
@@ -75,6 +77,7 @@ class _Loop:
         self.tools = Toolbox(task, recorder, clock=engine.clock)
         self.messages: list[Message] = [UserMessage(text=task.user)]
         self.usage = Usage()
+        self.last_input = 0  # input tokens of the last request (the next sends at least these)
         self.turns = 0
         self.model: str | None = getattr(self.provider, "model", None) or None
 
@@ -90,6 +93,7 @@ class _Loop:
             tools=[spec.name for spec in self.tools.specs],
             max_turns=budgets.max_turns,
             max_tokens=budgets.max_tokens,
+            max_cost_usd=budgets.max_cost_usd,
         )
         self.note("prompt", system=self.task.system, user=self.task.user)
         nudges = 0
@@ -127,10 +131,23 @@ class _Loop:
         budgets = self.task.budgets
         if budgets.deadline is not None and self.clock() >= budgets.deadline:
             return "timeout", "the run's deadline passed"
-        if budgets.max_tokens is not None and self.usage.total > budgets.max_tokens:
+        if budgets.max_tokens is not None and self.usage.total >= budgets.max_tokens:
             return "token_budget", (
-                f"the token budget ran out ({self.usage.total} of {budgets.max_tokens})"
+                f"the run spent {self.usage.total:,} of {budgets.max_tokens:,} tokens"
+                + self._cost_note()
             )
+        price = self._price()
+        if budgets.max_cost_usd is not None and price is not None:
+            spent = self._cost(price)
+            # The next request sends at least the history the last one sent: stop before it
+            # if that alone would cross the limit, not after.
+            after = spent + cost_usd(self.last_input, 0, price)
+            if spent >= budgets.max_cost_usd or (self.turns and after > budgets.max_cost_usd):
+                ahead = "" if spent >= budgets.max_cost_usd else "; its next request would pass it"
+                return "cost_budget", (
+                    f"the run spent ${spent:,.2f} of ${budgets.max_cost_usd:,.2f} "
+                    f"({self.usage.total:,} tokens){ahead}"
+                )
         if self.turns >= budgets.max_turns:
             return "max_steps", f"the turn budget ran out ({budgets.max_turns} model requests)"
         return None
@@ -140,11 +157,26 @@ class _Loop:
         cap = budgets.max_output_tokens
         if budgets.max_tokens is not None:
             cap = min(cap, max(budgets.max_tokens - self.usage.total, 1))
+        price = self._price()
+        if budgets.max_cost_usd is not None and price is not None and price.output_per_mtok:
+            left = budgets.max_cost_usd - self._cost(price) - cost_usd(self.last_input, 0, price)
+            cap = min(cap, max(int(left * 1_000_000 / price.output_per_mtok), 1))
         return cap
+
+    def _price(self) -> Price | None:
+        return price_for(self.model, self.task.budgets.prices)
+
+    def _cost(self, price: Price) -> float:
+        return cost_usd(self.usage.input_tokens, self.usage.output_tokens, price)
+
+    def _cost_note(self) -> str:
+        price = self._price()
+        return f" (${self._cost(price):,.2f})" if price is not None else ""
 
     def _take(self, turn: ModelTurn) -> None:
         self.turns += 1
         self.usage = self.usage + turn.usage
+        self.last_input = turn.usage.input_tokens
         self.recorder.usage(turn.usage)
         if turn.model:
             self.model = turn.model
