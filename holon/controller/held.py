@@ -42,7 +42,7 @@ def hold(p: Pass, env: EventEnvelope, intents: list[ActionIntent], suffix: str =
     for order, intent in enumerate(intents):
         # `order`: the decision's own order, among intents decided at the same time.
         held = {"reason": reason, "at": at, "order": order}
-        data = {**intent_data(intent, env), "held": held}
+        data = {**intent_data(intent, env, p.parts.mention), "held": held}
         p.ledger.track_intent(p.put("intent", intent.id, "pending", data))
     journal_decision(
         p,

@@ -116,6 +116,8 @@ class StateLedger:
             r.data.get("skill") == skill
             and r.data.get("head_sha") == sha
             and r.status in ("pending", "inflight", "succeeded")
+            # A run whose output was withheld (its trigger changed) did not do the work.
+            and not r.data.get("withheld")
             for r in self._guarded_records(subject)
         )
 
@@ -152,7 +154,9 @@ class StateLedger:
         items: list[EvidenceItem] = []
         unit = current_unit(self.intent_records(subject))
         held = [r for r in unit if is_held(r)]
-        unit = [r for r in unit if not is_held(r)]
+        # A write refused for its changed trigger happened no more than held work; the
+        # operator wait it left holds the unit (controller/frozen.py).
+        unit = [r for r in unit if not is_held(r) and not _frozen(r)]
         runs = [r for r in unit if r.data.get("type") == "run_skill"]
         merges = [r for r in unit if r.data.get("type") == "merge"]
         if runs:
@@ -195,6 +199,10 @@ class StateLedger:
         if not items:
             return None
         return Evidence(unit=Unit(kind="turn", id=subject), items=items)
+
+
+def _frozen(record: Record) -> bool:
+    return record.status == "refused" and isinstance(record.data.get("frozen"), str)
 
 
 def timer_until(data: dict[str, Any]) -> datetime | None:

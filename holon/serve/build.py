@@ -44,6 +44,7 @@ def build_serve(
     policy's `settings.decider` (`default_branch`: where its guidance is read)."""
     from holon.github.client import GitHubConfig
     from holon.github.publish_names import SKILL as PUBLISH
+    from holon.github.trigger_check import LiveTriggerCheck
     from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
     from holon.serve.github_hooks import GitHubHooks, run_url_of
     from holon.serve.runs import runs_dir_of
@@ -87,6 +88,8 @@ def build_serve(
         context_client=edge.client if edge else None,
         hosted=hosted,
         run_skill=run_skill,
+        # Every write of the work first reads its trigger again (frozen inputs).
+        trigger_check=LiveTriggerCheck(edge.client) if edge else None,
     )
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped

@@ -48,6 +48,7 @@ from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.gateway.trigger import TriggerCheck
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.github.retry import Wait
 from holon.serve.context import EventContext
@@ -159,10 +160,13 @@ class Serve:
         context_client: github.Github | None = None,
         run_skill: Handler | None = None,
         decider: Decider | None = None,
+        trigger_check: TriggerCheck | None = None,
     ) -> None:
         self.options = options
         # Who decides (controller/deciders.py); None: the policy's rules.
         self._decider = decider
+        # Reads a write's trigger again before the write (None: offline, the check skipped).
+        self.trigger_check = trigger_check
         # Replaces the runner's skill-run handler (fan-out's decide and settle); None: the runner.
         self._run_skill = run_skill
         # The edge's client, read through for each agent run's context (None: the payload's).
@@ -288,6 +292,7 @@ class Serve:
             crashpoint=self.crashpoint,
             mention=options.mention,
             repo=options.repo,
+            trigger_check=self.trigger_check,
         )
         self._before_pass()
         if interrupted is not None:
