@@ -209,6 +209,7 @@ def build_step_serve(
         policy=policy,
         run_skill=run_skill,
         clock=clock,
+        default_branch=config.default_branch,
     )
 
 

@@ -26,7 +26,9 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent command: required for the local runtime; overrides the image entrypoint",
     )
     group.add_argument(
-        "--network", default="bridge", help="docker network: bridge (default), none, ..."
+        "--network",
+        default=None,
+        help="docker network: bridge (default), none (default when a model key is forwarded), ...",
     )
     group.add_argument("--cpus", help="CPU limit for the container, e.g. 1.5")
     group.add_argument("--memory", help="memory limit for the container, e.g. 2g")
@@ -39,6 +41,13 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="pass environment variable NAME to the agent (repeatable); never printed",
+    )
+    group.add_argument(
+        "--no-model-proxy",
+        dest="model_proxy",
+        action="store_false",
+        help="docker: pass ANTHROPIC_API_KEY/OPENAI_API_KEY into the container instead of "
+        "keeping them on the host behind the model key proxy",
     )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
     group.add_argument(
@@ -59,6 +68,7 @@ def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
         "timeout": duration_seconds(args.timeout, "--timeout"),
         "secrets": secrets_from_env(args.secret_env),
         "network": args.network,
+        "model_proxy": args.model_proxy,
         "cpus": cpus_value(args.cpus),
         "memory": memory_value(args.memory),
         "pull": args.pull,

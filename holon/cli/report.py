@@ -27,6 +27,13 @@ def describe_run(result: RunResult) -> str:
             f"log: run.log keeps {result.log.kept_bytes} of {result.log.bytes} bytes "
             f"(limit {result.log.limit}); {result.log.cut_bytes} cut at offset {result.log.cut_at}"
         )
+    if result.model_usage is not None:
+        usage = result.model_usage
+        lines.append(
+            f"model: {usage.requests} request(s) through the key proxy, "
+            f"{usage.input_tokens} input and {usage.output_tokens} output tokens"
+            + (f" ({usage.model})" if usage.model else "")
+        )
     if result.closure is not None:
         closure = result.closure
         reason = f"/{closure.waiting_reason}" if closure.waiting_reason else ""

@@ -17,6 +17,7 @@ TriggerKind = Literal[
     "comment", "review", "review_comment", "issue", "pull_request", "check", "other"
 ]
 PartSource = Literal["api", "payload"]
+TriggerLive = Literal["unchanged", "edited", "deleted", "unchecked"]
 
 
 class _Closed(BaseModel):
@@ -34,6 +35,16 @@ class ContextTrigger(_Closed):
     kind: TriggerKind
     id: int | None = Field(default=None, description="GitHub's id of the comment, review, ...")
     author: str | None = None
+    sha256: str | None = Field(
+        default=None,
+        description="SHA-256 of the trigger's text as the event carried it (frozen inputs).",
+    )
+    updated_at: str | None = Field(default=None, description="When GitHub last updated it then.")
+    live: TriggerLive | None = Field(
+        default=None,
+        description="Whether GitHub still holds that text: unchanged, edited, deleted, or "
+        "unchecked (read from the payload alone). The context always holds the event's text.",
+    )
 
 
 class PresentPart(_Closed):
@@ -65,4 +76,5 @@ __all__ = [
     "PresentPart",
     "SubjectKind",
     "TriggerKind",
+    "TriggerLive",
 ]

@@ -10,6 +10,13 @@ ENV_INPUT_DIR = "HOLON_INPUT_DIR"
 ENV_WORKSPACE_DIR = "HOLON_WORKSPACE_DIR"
 ENV_OUTPUT_DIR = "HOLON_OUTPUT_DIR"
 ENV_RUN_ID = "HOLON_RUN_ID"
+# A run given a model key in a container reaches the model only through the host's key proxy
+# (holon/runner/model_proxy.py): HTTP on this unix socket, the key added on the host.
+ENV_MODEL_PROXY = "HOLON_MODEL_PROXY"
+ENV_MODEL_PROVIDER = "HOLON_MODEL_PROVIDER"  # the provider the proxy serves first
+ENV_MODEL_PROXY_OPENAI_ITSELF = "HOLON_MODEL_PROXY_OPENAI_ITSELF"  # "1": upstream is OpenAI's API
+CONTAINER_PROXY_DIR = "/holon/proxy"
+CONTAINER_PROXY_SOCKET = CONTAINER_PROXY_DIR + "/model.sock"
 
 SPEC_FILE = "spec.yaml"
 CONTEXT_DIR = "context"

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from holon.controller import frozen
 from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.journals import decision_entry
+from holon.controller.ledger import sort_key
 from holon.controller.pass_report import Pass
+from holon.controller.remembering import remember_result
 from holon.controller.spending import record_spend
 from holon.executor.deferral import Deferred
 from holon.executor.result import ActionResult
 from holon.gateway.continuation import continues
 from holon.gateway.envelope import EventEnvelope
+from holon.gateway.trigger import snapshot_from, snapshot_of_envelope
 from holon.intent import ActionIntent
 
 # What a settled intent keeps of its result: what views and closure evidence read. The full
@@ -45,10 +49,22 @@ KEPT_RESULT = {
 
 
 def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
-    start(p, intent, intent_data(intent, env))
+    data = intent_data(intent, env, p.parts.mention)
+    if data["trigger"] is None and isinstance(data["continues"], str) and env.via != "internal":
+        # A re-activation continues its unit's work: that work's trigger still stands for it.
+        data["trigger"] = unit_trigger(p, data["subject"])
+    start(p, intent, data)
 
 
-def intent_data(intent: ActionIntent, env: EventEnvelope) -> dict[str, Any]:
+def unit_trigger(p: Pass, subject: str) -> dict[str, Any] | None:
+    """The trigger of the subject's latest work that has one (what a continuation continues)."""
+    found = [r for r in p.ledger.intent_records(subject) if isinstance(r.data.get("trigger"), dict)]
+    return dict(max(found, key=sort_key).data["trigger"]) if found else None
+
+
+def intent_data(
+    intent: ActionIntent, env: EventEnvelope, mention: str | None = "holon"
+) -> dict[str, Any]:
     """What the state records of `intent`, decided from `env` (also for an intent held back
     by the per-pass limit, so it is performed later as if now: held.py)."""
     resumed = continues(env.type, env.payload)
@@ -69,9 +85,22 @@ def intent_data(intent: ActionIntent, env: EventEnvelope) -> dict[str, Any]:
         # measured from (ledger.current_unit).
         "event_id": intent.event_id,
         "decided_at": intent.created_at.isoformat(),
+        # The text that asked for this work, frozen at intake: every write of the work first
+        # checks it is still on GitHub unedited (frozen.py); Holon's own event (a run settled)
+        # carries its run's.
+        "trigger": trigger_data(env, mention),
         "attempts": 0,
         "result": None,
     }
+
+
+def trigger_data(env: EventEnvelope, mention: str | None) -> dict[str, Any] | None:
+    """The trigger snapshot of work decided from `env`, as the state records it."""
+    if env.via == "internal":
+        found = snapshot_from(env.payload.get("trigger"))
+    else:
+        found = snapshot_of_envelope(env, mention)
+    return found.model_dump(mode="json") if found is not None else None
 
 
 def start(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
@@ -103,8 +132,12 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
         first = handed if result is None or result.attempt < handed else handed + 1
     if result is None or result.status == "failed":
         for number in range(first, last + 1):
+            checked = frozen.check(p, intent, data, number)
+            if isinstance(checked, str):
+                frozen.refuse(p, intent, data, checked)  # edited or deleted: nothing written
+                return
             try:
-                result = parts.executor.execute(intent, number)
+                result = checked or parts.executor.execute(intent, number)
             except Deferred as signal:
                 defer(p, intent, data, number, signal)
                 return
@@ -164,6 +197,7 @@ def settle(p: Pass, intent: ActionIntent, data: dict[str, Any], result: ActionRe
     summary = result.model_dump(mode="json", include=KEPT_RESULT, exclude_defaults=True)
     data = {**kept, "attempts": result.attempt, "result": summary}
     record = p.put("intent", intent.id, result.status, data)
+    remember_result(p, data, result)
     p.intents.append(intent)
     p.run_ended(intent)
     if intent.type == "run_skill" and result.run_id is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from holon.controller.facts import RepoFacts
+from holon.controller.memory import Spend
 from holon.controller.policy import Policy, Rule, Special
 from holon.controller.view import ControllerView
 from holon.gateway.envelope import EventEnvelope
@@ -33,6 +34,12 @@ class Decision:
     rule: str | None = None
     proposals: list[Proposal] = field(default_factory=list)
     special: Special | None = None
+    # A model-driven decision (agent_decider.py): the model asked, what it spent, how long it
+    # took, and, when another decider decided instead, why (`fallback`).
+    model: str | None = None
+    usage: Spend | None = None
+    latency_ms: float | None = None
+    fallback: str | None = None
 
 
 class Decider(Protocol):
@@ -265,3 +272,11 @@ def _inputs(env: EventEnvelope) -> dict[str, str]:
     if env.command is not None and env.command.args:
         inputs["instructions"] = env.command.args
     return inputs
+
+
+# What a model-driven decider fills in as this one does (decider_output.py): one definition.
+pr_target = _pr_target
+head_args = _head_args
+event_inputs = _inputs
+event_head_sha = _head_sha
+event_base_ref = _base_ref

@@ -72,6 +72,8 @@ def settled_run(
             "run_outcome": result.get("run_outcome"),
             "head_sha": head_sha,
             "actor": actor.get("login") if isinstance(actor, dict) else None,
+            # What asked for the run, frozen at intake: its publishing checks it first.
+            "trigger": data.get("trigger"),
         },
     )
 
@@ -96,6 +98,7 @@ def settled_as_claimed(state: ServeState, env: EventEnvelope, subject: str) -> b
         and record.data.get("attempts") == payload.get("attempt")
         and record.data.get("skill") == payload.get("skill")
         and login == payload.get("actor")
+        and record.data.get("trigger") == payload.get("trigger")
     )
 
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from holon.controller.facts import RepoFacts, at_least
+from holon.controller.memory_update import repeat_refusal
 from holon.controller.policy import Policy
 from holon.gateway.continuation import continues
 from holon.gateway.envelope import EventEnvelope
@@ -26,6 +27,10 @@ class Ledger(Protocol):
     def ran_for_sha(self, subject: str, skill: str, sha: str) -> bool: ...
 
     def last_automatic_run(self, subject: str) -> datetime | None: ...
+
+    # How many times `skill` failed on `sha` (None: the subject has no head) per the subject's
+    # memory; 0 when it has none.
+    def failed_attempts(self, subject: str, skill: str, sha: str | None) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,14 @@ REVIEWS = (
 
 def _commanding(env: EventEnvelope) -> bool:
     return env.command is not None or env.type.endswith((".labeled", ".unlabeled"))
+
+
+def retries_failed(env: EventEnvelope) -> bool:
+    """Whether the event may run a skill again where it already failed: a person asked (a
+    `/holon` command, a label added or removed), or Holon's own event continues what a run just
+    did (publishing a new run's output repeats nothing). Anything else (a review, a check's
+    failure, a re-activation, a tick) is automatic: it does not repeat a failed run blindly."""
+    return env.via == "internal" or _commanding(env)
 
 
 # The check run Holon keeps on a pull request's head (`github/checks.py`).
@@ -126,7 +139,16 @@ def authority_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> s
     commanding = _commanding(env) or env.type.startswith(REVIEWS)
     if not commanding or env.actor is None:
         return None
+    return actor_problem(env, facts, policy)
+
+
+def actor_problem(env: EventEnvelope, facts: RepoFacts, policy: Policy) -> str | None:
+    """Why the event's actor could not command Holon, whatever the event asks (None: they
+    could, or there is no actor). A model decider is asked only for actors who could: it
+    may start work on any event, not only on a command (agent_decider.py)."""
     actor = env.actor
+    if actor is None:
+        return None
     if actor.is_bot or looks_like_bot(actor.login, actor.type):
         if bot_allowed(actor.login, policy.settings.allowed_bots):
             return None  # the operator vouches for it by its exact login
@@ -217,6 +239,11 @@ def guard(
                 reason = ("duplicate", f"{skill} is already running on {subject}")
             elif skill in PER_SHA_SKILLS and sha and ledger.ran_for_sha(subject, skill, sha):
                 reason = ("duplicate", f"{skill} already ran on {subject} for {sha[:12]}")
+            elif not retries_failed(env) and (
+                failed := ledger.failed_attempts(subject, skill, sha if sha else None)
+            ) >= max(1, policy.settings.max_attempts):
+                # A failed attempt is never repeated blindly: a new head or a person retries.
+                reason = ("failed_before", repeat_refusal(skill, sha if sha else None, failed))
             elif (
                 env.command is None
                 and env.via != "internal"

@@ -26,6 +26,7 @@ from holon.controller.journals import decision_entry, journal_decision
 from holon.controller.ledger import is_held, sort_key
 from holon.controller.pass_report import Pass
 from holon.controller.recovery import deciding_events, recheck
+from holon.controller.remembering import remember_ended
 from holon.controller.spend_guard import GUARD, reached, wait_for_operator
 from holon.gateway.envelope import EventEnvelope
 from holon.intent import ActionIntent
@@ -41,7 +42,7 @@ def hold(p: Pass, env: EventEnvelope, intents: list[ActionIntent], suffix: str =
     for order, intent in enumerate(intents):
         # `order`: the decision's own order, among intents decided at the same time.
         held = {"reason": reason, "at": at, "order": order}
-        data = {**intent_data(intent, env), "held": held}
+        data = {**intent_data(intent, env, p.parts.mention), "held": held}
         p.ledger.track_intent(p.put("intent", intent.id, "pending", data))
     journal_decision(
         p,
@@ -94,7 +95,9 @@ def continue_held(
             continue
         guard, reason = problem or ("unreadable", "unreadable")
         data = {k: v for k, v in record.data.items() if k not in ("intent", "held")}
-        p.put("intent", record.key, "refused", {**data, "result": {"error": f"refused: {reason}"}})
+        error = {"error": f"refused: {reason}"}
+        settled = p.put("intent", record.key, "refused", {**data, "result": error})
+        remember_ended(p, settled, "refused")
         type_ = intent.type if intent is not None else str(record.data.get("type"))
         refused.append({"id": record.key, "type": type_, "guard": guard, "reason": reason})
     left = len(waiting) - len(taken)

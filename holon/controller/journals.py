@@ -73,6 +73,11 @@ def decision_entry(
         "decider": decision.decider if decision else "controller",
         "rule": decision.rule if decision else None,
         "rationale": rationale,
+        # A model-driven decision's figures (None for the policy decider's own).
+        "model": decision.model if decision else None,
+        "usage": (decision.usage.model_dump(mode="json") if decision and decision.usage else None),
+        "latency_ms": decision.latency_ms if decision else None,
+        "fallback": decision.fallback if decision else None,
         "intents": [
             {"id": i.id, "type": i.type, "target": i.target.subject(), "args": i.args}
             for i in accepted

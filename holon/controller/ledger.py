@@ -26,6 +26,8 @@ from holon.closure.evidence import (
     WaitItem,
     WorkItem,
 )
+from holon.controller.memory_record import memory_of
+from holon.controller.memory_update import failures
 from holon.controller.view import IntentSummary, SubjectView, WaitSummary
 from holon.gateway.continuation import REACTIVATION
 from holon.state.model import Record, ServeState
@@ -114,6 +116,8 @@ class StateLedger:
             r.data.get("skill") == skill
             and r.data.get("head_sha") == sha
             and r.status in ("pending", "inflight", "succeeded")
+            # A run whose output was withheld (its trigger changed) did not do the work.
+            and not r.data.get("withheld")
             for r in self._guarded_records(subject)
         )
 
@@ -124,6 +128,11 @@ class StateLedger:
             if r.data.get("skill") and r.data.get("automatic")
         ]
         return max(times, default=None)
+
+    def failed_attempts(self, subject: str, skill: str, sha: str | None) -> int:
+        # The memory outlives the settled intents the state prunes; an unreadable memory
+        # record counts nothing (it holds nothing back, and authorizes nothing).
+        return failures(memory_of(self.state, subject), skill, sha)
 
     # -- views and evidence
     def view(self, subject: str) -> SubjectView:
@@ -137,6 +146,7 @@ class StateLedger:
             recent=[s for s in summaries if s.status in SETTLED][-5:],
             waits=[_wait_summary(r) for r in self.wait_records(subject)],
             closure=closure.data if closure is not None else None,
+            memory=memory_of(self.state, subject),
         )
 
     def evidence(self, subject: str) -> Evidence | None:
@@ -144,7 +154,9 @@ class StateLedger:
         items: list[EvidenceItem] = []
         unit = current_unit(self.intent_records(subject))
         held = [r for r in unit if is_held(r)]
-        unit = [r for r in unit if not is_held(r)]
+        # A write refused for its changed trigger happened no more than held work; the
+        # operator wait it left holds the unit (controller/frozen.py).
+        unit = [r for r in unit if not is_held(r) and not _frozen(r)]
         runs = [r for r in unit if r.data.get("type") == "run_skill"]
         merges = [r for r in unit if r.data.get("type") == "merge"]
         if runs:
@@ -187,6 +199,10 @@ class StateLedger:
         if not items:
             return None
         return Evidence(unit=Unit(kind="turn", id=subject), items=items)
+
+
+def _frozen(record: Record) -> bool:
+    return record.status == "refused" and isinstance(record.data.get("frozen"), str)
 
 
 def timer_until(data: dict[str, Any]) -> datetime | None:

@@ -23,6 +23,7 @@ from holon.controller.stops import interrupt_runs
 from holon.executor.executor import Executor
 from holon.executor.result import ActionResult
 from holon.gateway.envelope import EventEnvelope
+from holon.gateway.trigger import TriggerCheck
 from holon.skills.catalog import SkillCatalog
 from holon.state.model import Record, ServeState
 
@@ -49,6 +50,7 @@ class Controller:
         crashpoint: CrashPoint = no_crash,
         mention: str | None = "holon",
         repo: str | None = None,
+        trigger_check: TriggerCheck | None = None,
     ) -> None:
         self.parts = Parts(
             decider=decider,
@@ -64,6 +66,7 @@ class Controller:
             crashpoint=crashpoint,
             mention=mention,
             repo=repo,
+            trigger_check=trigger_check,
         )
         self.loaded = LoadedState.of(state, executed)
 

@@ -19,6 +19,7 @@ MAX_PRS = 20
 MAX_QUESTIONS = 5
 MAX_FAILED = 20  # (skill, head) pairs whose failures are remembered
 MAX_TEXT = 300  # characters of a reason, a question or an answer kept
+MAX_OUTCOMES = 16  # distinct outcome names counted (they come from a small fixed set)
 
 
 class Attempt(BaseModel):
@@ -64,10 +65,12 @@ class SubjectMemory(BaseModel):
 
     subject: str
     attempts_total: int = Field(default=0, ge=0)
-    outcomes: dict[str, int] = Field(default_factory=dict, description="attempts by outcome")
+    outcomes: dict[str, int] = Field(
+        default_factory=dict, max_length=MAX_OUTCOMES, description="attempts by outcome"
+    )
     recent: list[Attempt] = Field(default_factory=list, max_length=MAX_RECENT)
     # "skill@head_sha" (head "-" when none) -> failures: a failed attempt is not repeated blindly.
-    failed: dict[str, int] = Field(default_factory=dict)
+    failed: dict[str, int] = Field(default_factory=dict, max_length=MAX_FAILED)
     prs: list[int] = Field(default_factory=list, max_length=MAX_PRS)
     questions: list[QuestionEntry] = Field(default_factory=list, max_length=MAX_QUESTIONS)
     last_closure: LastClosure | None = None
@@ -77,6 +80,7 @@ class SubjectMemory(BaseModel):
 
 __all__ = [
     "MAX_FAILED",
+    "MAX_OUTCOMES",
     "MAX_PRS",
     "MAX_QUESTIONS",
     "MAX_RECENT",

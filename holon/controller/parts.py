@@ -19,6 +19,7 @@ from holon.controller.ledger import StateLedger
 from holon.controller.policy import Policy
 from holon.executor.executor import Executor
 from holon.executor.result import ActionResult
+from holon.gateway.trigger import TriggerCheck
 from holon.skills.catalog import SkillCatalog
 from holon.state.model import ServeState
 
@@ -53,6 +54,9 @@ class Parts:
     mention: str | None = "holon"
     # The repository this controller serves (serve's `--repo`); None: each event's own.
     repo: str | None = None
+    # Reads a write's trigger again before the write (frozen.py); None: offline or dry, the
+    # check is skipped and the intent's record says so.
+    trigger_check: TriggerCheck | None = None
 
 
 @dataclass

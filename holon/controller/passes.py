@@ -12,10 +12,12 @@ previous process left inflight. Nothing here does I/O but through the injected p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import ValidationError
 
 from holon.controller.attempts import perform
-from holon.controller.decide import target_of
+from holon.controller.decide import Decision, target_of
 from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
@@ -32,15 +34,19 @@ from holon.controller.pause import (
     pause_record,
     read_kept,
 )
+from holon.controller.pricing import spend_of
 from holon.controller.reactivation import admit
+from holon.controller.remembering import remember_answer, remember_decision
 from holon.controller.settlement import settle_closures
 from holon.controller.spend_guard import wait_for_operator
+from holon.controller.spending import day_of, day_spend, record_spend
 from holon.controller.stops import follow_commands
 from holon.controller.ticks import recheck
 from holon.controller.view import ControllerView
 from holon.errors import InvalidInput
 from holon.gateway.continuation import DISPATCH_TYPE, asks_to_continue
 from holon.gateway.envelope import EventEnvelope, is_internal
+from holon.spend import Spend
 from holon.state.model import Record
 
 
@@ -84,7 +90,9 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         # The re-activation of held work continues that work; nothing is decided anew.
         settle_closures(p, continue_held(p, env, subject, suffix) or [subject])
         return
-    view = ControllerView(paused=is_paused(p.state), subject=p.ledger.view(subject))
+    # A person's reply to the subject's open question is remembered before deciding on it.
+    remember_answer(p, env, subject)
+    view = _view(p, subject)
     decision = p.parts.decider.decide(env, view)
     if decision.special == "recheck":
         recheck(p, env, decision)
@@ -92,6 +100,13 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         settle_closures(p, continue_held(p, env, None, suffix))
         return
     verdict = judge(p, env, decision)
+    # The decision's own spend (a model decider's), priced, counted for the day and the subject.
+    usage = _priced(p, decision)
+    if usage is not None:
+        decision = replace(decision, usage=usage)  # journaled priced
+    record_spend(p, f"dec:{env.id}{suffix}", usage)
+    subjects = [subject, *(proposal.target.subject() for proposal in decision.proposals)]
+    remember_decision(p, subjects, usage)
     follow_commands(p, env, decision, verdict)
     # After the commands: a `/holon solve` lifts the last wait on the budget, not this one.
     waiting = wait_for_operator(p, verdict.spent)
@@ -162,6 +177,25 @@ def _refuse_kept(p: Pass, record: Record, why: str) -> None:
             rationale=f"kept event not decided: {why}",
         )
     )
+
+
+def _view(p: Pass, subject: str) -> ControllerView:
+    paused = is_paused(p.state)
+    settings = p.parts.policy.settings
+    if settings.budgets.day_tokens is None and settings.budgets.day_cost_usd is None:
+        return ControllerView(paused=paused, subject=p.ledger.view(subject))
+    day = day_of(p.parts.clock())
+    spent = day_spend(p.state, day)
+    return ControllerView(paused, p.ledger.view(subject), day=day, day_spend=spent)
+
+
+def _priced(p: Pass, decision: Decision) -> Spend | None:
+    """A model decision's usage at the policy's prices (the decider counts tokens only)."""
+    usage = decision.usage
+    if usage is None:
+        return None
+    prices = p.parts.policy.settings.prices
+    return spend_of(usage.input_tokens, usage.output_tokens, decision.model, prices)
 
 
 __all__ = ["decide_and_act", "resume", "run_pass"]

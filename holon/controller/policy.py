@@ -115,6 +115,14 @@ class Settings(BaseModel):
     wip_markers: list[str] = Field(default_factory=lambda: ["WIP", "Draft:", "[Draft]"])
     # What publishing a settled run may do (holon/controller/publish_settings.py).
     publish: PublishSettings = Field(default_factory=PublishSettings)
+    # Who decides (docs/controller-agent.md): the rules below, or a model within the same
+    # vocabulary and guardrails; "agent" without a model key falls back to "policy".
+    decider: Literal["policy", "agent"] = "policy"
+    decider_model: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$"
+    )
+    # None: the provider whose key the environment holds (Anthropic first).
+    decider_provider: Literal["anthropic", "openai"] | None = None
     # Model spend limits, and the prices costs are counted at (docs/budgets.md). No table is
     # built in: prices change, and a guessed one would be wrong quietly; unpriced tokens are
     # reported as such and count against the token limits only.

@@ -32,6 +32,7 @@ from holon.controller.guardrails import authority_problem, guard
 from holon.controller.journals import decision_entry
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport, intent_of
+from holon.controller.remembering import remember_ended
 from holon.controller.settlement import settle_closures
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope, is_internal
@@ -144,7 +145,9 @@ def recheck(
 def refuse(p: Pass, record: Record, intent: ActionIntent | None, why: tuple[str, str]) -> None:
     guard_name, reason = why
     data = {k: v for k, v in record.data.items() if k != "intent"}
-    p.put("intent", record.key, "refused", {**data, "result": {"error": f"refused: {reason}"}})
+    error = {"error": f"refused: {reason}"}
+    settled = p.put("intent", record.key, "refused", {**data, "result": error})
+    remember_ended(p, settled, "refused")
     p.run_ended(intent_of(record))
     type_ = intent.type if intent is not None else str(data.get("type"))
     p.journal(

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from holon.closure.derive import derive_closure
 from holon.closure.record import ClosureRecord
 from holon.controller.pass_report import Pass
+from holon.controller.remembering import remember_closure
 
 
 def settle_closure(p: Pass, subject: str) -> None:
@@ -23,6 +24,7 @@ def settle_closure(p: Pass, subject: str) -> None:
     record = ClosureRecord.of(derive_closure(evidence))
     p.put("closure", subject, "live", record.model_dump(mode="json"))
     p.closures[subject] = record
+    remember_closure(p, subject, record)
 
 
 def settle_closures(p: Pass, subjects: Iterable[str]) -> None:

@@ -18,6 +18,7 @@ from holon.controller.guarding import Verdict
 from holon.controller.journals import decision_entry
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport, intent_of
+from holon.controller.remembering import remember_ended
 from holon.controller.settlement import settle_closures
 from holon.gateway.envelope import EventEnvelope
 
@@ -35,7 +36,8 @@ def follow_commands(p: Pass, env: EventEnvelope, decision: Decision, verdict: Ve
     if decision.special == "stop" and verdict.accepted:
         for record in p.ledger.intent_records(subject):
             if record.status in ("pending", "inflight") and record.data.get("type") == "run_skill":
-                p.put("intent", record.key, "cancelled", dict(record.data))
+                cancelled = p.put("intent", record.key, "cancelled", dict(record.data))
+                remember_ended(p, cancelled, "cancelled")
                 p.run_ended(intent_of(record))
 
 
@@ -66,7 +68,7 @@ def interrupt_runs(
         subject = data.get("subject")
         if not isinstance(subject, str):
             continue
-        p.put("intent", record.key, "cancelled", data)
+        remember_ended(p, p.put("intent", record.key, "cancelled", data), "cancelled")
         p.run_ended(intent_of(record))
         wait = {
             "on": "operator",

@@ -11,6 +11,7 @@ from holon.controller.decide import Decision
 from holon.controller.journals import journal_decision
 from holon.controller.ledger import timer_until
 from holon.controller.pass_report import Pass, intent_of
+from holon.controller.remembering import remember_ended
 from holon.controller.settlement import settle_closures
 from holon.gateway.envelope import EventEnvelope
 
@@ -22,7 +23,7 @@ def recheck(p: Pass, env: EventEnvelope, decision: Decision) -> None:
     touched: set[str] = set()
     for record in p.ledger.inflight():
         if now - record.updated_at > stale:
-            p.put("intent", record.key, "expired", dict(record.data))
+            remember_ended(p, p.put("intent", record.key, "expired", dict(record.data)), "expired")
             p.run_ended(intent_of(record))
             notes.append(f"expired stale {record.data.get('type')} {record.key}")
             touched.add(record.data["subject"])

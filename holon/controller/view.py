@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holon.controller.memory import SubjectMemory
+from holon.spend import Spend
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,7 @@ class SubjectView:
 class ControllerView:
     paused: bool
     subject: SubjectView | None
+    # What the repository spent on models today (UTC) and the day it is, when a day limit is
+    # set: a model decider does not call its model past it (controller/budget.py).
+    day: str | None = None
+    day_spend: Spend | None = None

@@ -289,6 +289,9 @@ class RunSkillHandler:
                 user_prompt=user,
                 run_id=f"{intent.id}-{attempt}",
                 skills=self._skills(skill),
+                # The key proxy holds the run to its token limit from the host: the agent's
+                # own budget is enforced inside the container, which the model's commands share.
+                model_tokens=self.constraints.get("max_tokens"),
             )
         )
 

@@ -46,7 +46,9 @@ from holon.contract.context import (
 )
 from holon.errors import InvalidInput
 from holon.fsutil import place_at
+from holon.gateway.trigger import TriggerSnapshot, snapshot_of
 from holon.github import context_records as rec
+from holon.github.context_frozen import LiveTrigger, frozen_item
 from holon.github.context_payload import PayloadReader, Trigger, repo_of, subject_of, trigger_of
 from holon.github.context_source import ContextReader, Part, PartMissing
 from holon.github.context_trust import TrustMarks, Untrusted
@@ -181,13 +183,33 @@ def bounded_json(records: Iterable[Any], limit: int) -> tuple[bytes, int]:
     return b"[\n" + b",\n".join(pieces) + b"\n]\n", dropped
 
 
-def _marked(records: list[dict[str, Any]], trigger: Trigger | None, kind: str) -> Part:
+def _marked(
+    records: list[dict[str, Any]],
+    trigger: Trigger | None,
+    kind: str,
+    live: LiveTrigger | None = None,
+) -> Part:
     """`records` with `trigger` set on each; the trigger's own record added (from the payload)
-    when it is of `kind` and the list does not hold it."""
+    when it is of `kind` and the list does not hold it. The trigger's text is always the one
+    the event carried (frozen inputs): a live record that differs keeps its other fields, takes
+    the event's text, and `live` notes the edit; one the full list lacks is noted deleted."""
     wanted = trigger.info.id if trigger is not None and trigger.info.kind == kind else None
-    marked = [{**r, "trigger": wanted is not None and r.get("id") == wanted} for r in records]
     record = trigger.record if trigger is not None and wanted is not None else None
+    marked: list[dict[str, Any]] = []
+    for r in records:
+        if wanted is None or r.get("id") != wanted:
+            marked.append({**r, "trigger": False})
+            continue
+        if record is not None and r.get("body") != record.get("body"):
+            if live is not None:
+                live.saw("edited", r.get("updated_at") or r.get("submitted_at"))
+            r = {**r, "body": record.get("body")}
+        elif live is not None:
+            live.saw("unchanged")
+        marked.append({**r, "trigger": True})
     if record is not None and not any(r["trigger"] for r in marked):
+        if live is not None:
+            live.saw("deleted")
         marked.append({**record, "trigger": True})
     return Part(marked)
 
@@ -201,20 +223,32 @@ def collect(
     trigger: Trigger | None,
     limits: Limits | None = None,
     untrusted: Untrusted = "mark",
+    frozen: TriggerSnapshot | None = None,
 ) -> ContextManifest:
-    """Collect the context of `subject` through `reader` into the empty directory `dest`."""
+    """Collect the context of `subject` through `reader` into the empty directory `dest`.
+    `frozen`: the trigger as the event carried it; its text is the one written, whatever the
+    API answers now (`context_frozen.py`)."""
     limits = limits or Limits()
     out = ContextDir(dest)
     try:
         found = _Collection(out, reader.source)
         marks = TrustMarks(reader, untrusted)
-        _collect(found, reader, subject, trigger, limits, marks)
+        live = LiveTrigger(frozen) if frozen is not None and reader.source == "api" else None
+        _collect(found, reader, subject, trigger, limits, marks, frozen, live)
         for name, reason in marks.reasons():
             found.lack(name, reason)
+        info = trigger.info if trigger is not None else None
+        if info is not None and frozen is not None:
+            state = live.state if live is not None else "unchecked"
+            info = info.model_copy(
+                update={"sha256": frozen.sha256, "updated_at": frozen.updated_at, "live": state}
+            )
+        if live is not None and live.state in ("edited", "deleted"):
+            found.lack("trigger (live)", live.note())
         manifest = ContextManifest(
             subject=subject,
             repo=repo,
-            trigger=trigger.info if trigger is not None else None,
+            trigger=info,
             present=found.present,
             missing=found.missing,
         )
@@ -231,9 +265,13 @@ def _collect(
     trigger: Trigger | None,
     limits: Limits,
     marks: TrustMarks,
+    frozen: TriggerSnapshot | None = None,
+    live: LiveTrigger | None = None,
 ) -> None:
     kind, number = subject.kind, subject.number
     item = found.read(kind, lambda: reader.item(kind, number))
+    if item is not None and frozen is not None and frozen.kind == kind and frozen.id == number:
+        item = frozen_item(item, frozen, live)
     if item is not None:
         item = marks.item(item)
         heading = "Pull request" if kind == "pull_request" else "Issue"
@@ -243,15 +281,18 @@ def _collect(
             found.lack(f"{kind} (fields)", gap)
 
     comments = found.read("comments", lambda: reader.comments(number))
-    _put_marked(found, "comments", "comments.json", comments, trigger, "comment", limits, marks)
+    _put_marked(
+        found, "comments", "comments.json", comments, trigger, "comment", limits, marks, live
+    )
     if kind != "pull_request":
         return
 
     reviews = found.read("reviews", lambda: reader.reviews(number))
-    _put_marked(found, "reviews", "reviews.json", reviews, trigger, "review", limits, marks)
+    _put_marked(found, "reviews", "reviews.json", reviews, trigger, "review", limits, marks, live)
     review_comments = found.read("review_threads", lambda: reader.review_comments(number))
     if review_comments is not None:
-        marked = _marked(review_comments.records, trigger, "review_comment")
+        whole = live if not review_comments.gap else None
+        marked = _marked(review_comments.records, trigger, "review_comment", whole)
         kept = marks.records("review_threads", marked.records)
         threads = Part(rec.threads(kept), review_comments.gap)
         found.put_list("review_threads", "review_threads.json", threads, limits.json_bytes)
@@ -289,11 +330,13 @@ def _put_marked(
     kind: str,
     limits: Limits,
     marks: TrustMarks,
+    live: LiveTrigger | None = None,
 ) -> None:
     # The trigger's own record comes from the payload: it is in the context even when the
-    # list could not be read.
+    # list could not be read (whether it is still on GitHub is then not known).
     records = part.records if part is not None else []
-    marked = Part(marks.records(name, _marked(records, trigger, kind).records))
+    whole = live if part is not None and not part.gap else None
+    marked = Part(marks.records(name, _marked(records, trigger, kind, whole).records))
     if part is None:
         if marked.records:
             found.put_list(name, path, marked, limits.json_bytes, source="payload")
@@ -365,6 +408,8 @@ def collect_event(
         trigger=trigger_of(event, payload),
         limits=limits,
         untrusted=untrusted,
+        # The payload is the event as it was taken in: its trigger text is the frozen one.
+        frozen=snapshot_of(event, payload),
     )
 
 

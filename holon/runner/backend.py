@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from holon.errors import Unavailable
+from holon.runner.record import ModelUsage
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Execution:
     ended_at: datetime
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # the runtime itself failed (e.g. the engine went away), not the agent
+    model_usage: ModelUsage | None = None  # what the host's key proxy metered, when there was one
 
 
 class Backend(Protocol):
@@ -63,11 +65,15 @@ class Backend(Protocol):
 class BackendOptions:
     image: str | None = None
     agent: list[str] | None = None
-    network: str = "bridge"
+    # None: the runtime's default (docker: `none` when the model key proxy is the agent's way to
+    # its model, else `bridge`).
+    network: str | None = None
     cpus: float | None = None
     memory: str | None = None
     pull: str = "never"
     user: str | None = None  # uid:gid for the container; default: the invoking user
+    model_tokens: int | None = None  # the key proxy refuses requests once this many are spent
+    model_proxy: bool = True  # docker: a model key stays on the host, behind the key proxy
 
 
 def _local(options: BackendOptions) -> Backend:

@@ -3,15 +3,19 @@
 Input is mounted read-only, the snapshot and output read-write, and the pack of objects the
 snapshot's history borrows (built for the run from what its refs and index reach, never the
 original object store: `objects.py`) read-only at `/holon/git-objects`; secrets reach the agent as
-environment only. The container runs as the invoking user so files in the output belong to them,
-and it is removed afterwards whatever happened. Its output is streamed to the run's AgentLog while
-it runs (the engine keeps no log of its own). Docker SDK types and exceptions stay inside this
-module.
+environment only, except a model key (ANTHROPIC_API_KEY, OPENAI_API_KEY): that one stays on the
+host, where a key proxy for the run (`model_proxy.py`) adds it to the agent's model requests,
+which arrive on a unix socket mounted at `/holon/proxy`; such a run has no network by default.
+The container runs as the invoking user so files in the output belong to them (and it can reach
+the proxy's private socket), and it is removed afterwards whatever happened. Its output is
+streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker SDK
+types and exceptions stay inside this module.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -23,15 +27,29 @@ import requests
 from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Mount
 
-from holon.contract.layout import CONTAINER_LAYOUT, ENV_RUN_ID
+from holon.contract.layout import (
+    CONTAINER_LAYOUT,
+    CONTAINER_PROXY_DIR,
+    CONTAINER_PROXY_SOCKET,
+    ENV_MODEL_PROVIDER,
+    ENV_MODEL_PROXY,
+    ENV_MODEL_PROXY_OPENAI_ITSELF,
+    ENV_RUN_ID,
+)
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.model_proxy import ModelProxy
+from holon.runner.model_routes import BASE_URLS, MODEL_KEYS, agent_env, routes_for
 from holon.size import parse_size
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
 RUN_LABEL = "holon.run_id"
 _GRACE_SECONDS = 2
 _SPECIAL_NETWORKS = ("bridge", "none", "host")
+ENV_ENGINE = "HOLON_ENGINE"
+# Holon's agent engines that drive a vendor CLI: they reach their model with the key themselves
+# (their own HTTP clients, endpoints beyond the two the proxy forwards), so they get it as before.
+UNPROXIED_ENGINES = ("claude-code", "codex")
 
 
 # The engine's own bounds on a memory limit: its minimum, and the int64 of its API.
@@ -137,8 +155,9 @@ class DockerBackend:
             return {"command": ["--probe"]}
         return {"command": [*(self._image_config.get("Cmd") or []), "--probe"]}
 
-    def _network(self) -> dict[str, Any]:
-        network = self.options.network
+    def _network(self, proxied: bool) -> dict[str, Any]:
+        # A proxied agent reaches its model through the socket: it needs no network of its own.
+        network = self.options.network or ("none" if proxied else "bridge")
         if network in _SPECIAL_NETWORKS:
             return {"network_mode": network}
         return {"network": network}
@@ -159,7 +178,52 @@ class DockerBackend:
         except (DockerException, requests.RequestException) as exc:
             raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
 
+    def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
+        """Take the model keys out of the container's environment and start the proxy that
+        holds them instead; no proxy when the run was given no model key, or when its agent
+        cannot use one (then the key is passed as before, and a note says so)."""
+        for variable in (ENV_MODEL_PROXY, ENV_MODEL_PROVIDER, ENV_MODEL_PROXY_OPENAI_ITSELF):
+            env.pop(variable, None)  # only the runner says where the proxy is
+        given = sorted(name for name in MODEL_KEYS if env.get(name, "").strip())
+        if not given:
+            return None, []
+        engine = env.get(ENV_ENGINE, "").strip().lower()
+        if engine in UNPROXIED_ENGINES or not self.options.model_proxy:
+            why = (
+                f"the {engine} engine cannot use it yet"
+                if engine in UNPROXIED_ENGINES
+                else ("the run asked for no model proxy")
+            )
+            return None, [f"{', '.join(given)} passed into the container: {why}"]
+        keys = {name: env.pop(name) for name in MODEL_KEYS if name in env}
+        # The proxy's settings now, not the agent's (a base URL may carry credentials of its own).
+        run_env = {v: env.pop(v) for k, v in BASE_URLS.items() if k in keys and v in env}
+        routes = routes_for(keys, run_env, os.environ)
+        proxy = ModelProxy(routes, token_cap=self.options.model_tokens)
+        try:
+            proxy.start()
+        except OSError as exc:
+            raise Unavailable(
+                f"cannot start the model key proxy: {exc.strerror or type(exc).__name__}"
+            ) from None
+        env.update(agent_env(routes, CONTAINER_PROXY_SOCKET))
+        return proxy, []
+
     def execute(self, job: Job) -> Execution:
+        env = dict(job.env)
+        proxy, notes = self._model_proxy(env)
+        try:
+            execution = self._execute(job, env, proxy)
+        finally:
+            if proxy is not None:
+                proxy.stop()
+        return dataclasses.replace(
+            execution,
+            notes=[*notes, *execution.notes],
+            model_usage=proxy.usage() if proxy is not None else None,
+        )
+
+    def _execute(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Execution:
         paths = job.paths
         mounts = [
             Mount(str(CONTAINER_LAYOUT.input), str(paths.input), type="bind", read_only=True),
@@ -170,7 +234,12 @@ class DockerBackend:
             mounts.append(
                 Mount(CONTAINER_GIT_OBJECTS, str(paths.git_objects), type="bind", read_only=True)
             )
-        env = dict(job.env)
+        if proxy is not None and proxy.directory is not None:
+            # Read-only: connecting to a socket needs no write access to the mount, and the
+            # agent can neither replace the socket nor leave files there.
+            mounts.append(
+                Mount(CONTAINER_PROXY_DIR, str(proxy.directory), type="bind", read_only=True)
+            )
         env.update(CONTAINER_LAYOUT.env())
         env[ENV_RUN_ID] = job.run_id
         limits = self._limits()
@@ -187,7 +256,7 @@ class DockerBackend:
                 log_config=LogConfig(type="none"),
                 detach=True,
                 **self._command(job.probe),
-                **self._network(),
+                **self._network(proxy is not None),
                 **limits,
             )
         except (DockerException, requests.RequestException) as exc:

@@ -62,6 +62,16 @@ class LogInfo(_Record):
     )
 
 
+class ModelUsage(_Record):
+    """What the model provider reported through the key proxy for a run: measured on the host,
+    so the agent cannot understate it."""
+
+    input_tokens: int = Field(ge=0, description="Input tokens, prompt-cache tokens included.")
+    output_tokens: int = Field(ge=0)
+    requests: int = Field(ge=0, description="Requests the proxy forwarded to the provider.")
+    model: str | None = Field(description="The model the last answer named.")
+
+
 class RunResult(_Record):
     """What `run()` returns and what `run.json` holds."""
 
@@ -97,6 +107,10 @@ class RunResult(_Record):
     duration_seconds: float
     closure: ClosureRecord | None = Field(
         default=None, description="The run's derived closure and lifecycle (Result Closure)."
+    )
+    model_usage: ModelUsage | None = Field(
+        default=None,
+        description="Model usage metered by the key proxy (docker runs given a model key).",
     )
 
 

@@ -64,11 +64,16 @@ class RunRequest(BaseModel):
     user_prompt: str | None = None
     timeout: float | None = Field(default=None, gt=0)
     secrets: dict[str, SecretStr] = Field(default_factory=dict)
-    network: str = "bridge"
+    network: str | None = None  # None: the runtime's default (docs/security.md)
     cpus: float | None = Field(default=None, gt=0)
     memory: str | None = None
     pull: str = "never"
     user: str | None = None
+    # Model tokens a docker run may spend through the key proxy (input and output); None: no cap.
+    model_tokens: int | None = Field(default=None, gt=0)
+    # False: a docker run's model key goes into the container (an agent that calls its model
+    # itself, not through HOLON_MODEL_PROXY) and the network default stays `bridge`.
+    model_proxy: bool = True
     include_ignored: bool = False
     keep_workspace: bool = False
     work_dir: Path | None = None
@@ -91,6 +96,8 @@ class RunRequest(BaseModel):
             memory=self.memory,
             pull=self.pull,
             user=self.user,
+            model_tokens=self.model_tokens,
+            model_proxy=self.model_proxy,
         )
 
 
@@ -336,6 +343,7 @@ def _settle(
         started_at=execution.started_at,
         ended_at=execution.ended_at,
         duration_seconds=round((execution.ended_at - execution.started_at).total_seconds(), 3),
+        model_usage=execution.model_usage,
     )
     closure = derive_closure(evidence_of_run(result))
     result = result.model_copy(update={"closure": ClosureRecord.of(closure)})

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from holon.controller.decide import Decider
 from holon.controller.facts import RepoFacts
 from holon.controller.parts import CrashPoint, no_crash
 from holon.controller.policy import Policy, load_policy
@@ -36,11 +37,14 @@ def build_serve(
     run_skill: Handler | None = None,
     workflow: str = "holon",
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    default_branch: str | None = None,
 ) -> Serve:
     """The serve for `options`; `offline_facts(login)` gives the facts when not on GitHub (or
-    always, with `prefer_offline_facts`: `--facts F` wins over live facts)."""
+    always, with `prefer_offline_facts`: `--facts F` wins over live facts). The decider is the
+    policy's `settings.decider` (`default_branch`: where its guidance is read)."""
     from holon.github.client import GitHubConfig
     from holon.github.publish_names import SKILL as PUBLISH
+    from holon.github.trigger_check import LiveTriggerCheck
     from holon.serve.edge import Forward, WaitForward, github_edge, wants_github
     from holon.serve.github_hooks import GitHubHooks, run_url_of
     from holon.serve.runs import runs_dir_of
@@ -68,11 +72,13 @@ def build_serve(
         # runs dir, as the policy's settings.publish allows; made when a run is first
         # published (most passes publish nothing, and publishing imports the runner's git).
         hosted = {PUBLISH: LazyHandler(lambda: _publisher(edge, runs, clock, waits))}
+    # Live facts when acting on GitHub, unless offline facts were asked for.
+    facts = edge.facts if edge and not prefer_offline_facts else offline_facts(login)
     serve = Serve(
         options,
         clock=clock,
-        # Live facts when acting on GitHub, unless offline facts were asked for.
-        facts=edge.facts if edge and not prefer_offline_facts else offline_facts(login),
+        facts=facts,
+        decider=_decider(policy, facts, env, options, default_branch, report),
         crashpoint=crashpoint,
         report=report,
         github=edge.handlers() if edge else None,
@@ -82,6 +88,8 @@ def build_serve(
         context_client=edge.client if edge else None,
         hosted=hosted,
         run_skill=run_skill,
+        # Every write of the work first reads its trigger again (frozen inputs).
+        trigger_check=LiveTriggerCheck(edge.client) if edge else None,
     )
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
@@ -89,6 +97,26 @@ def build_serve(
     waits.to = serve.journal_wait
     notes.to = serve.github_note
     return serve
+
+
+def _decider(
+    policy: Policy,
+    facts: RepoFacts,
+    env: Mapping[str, str],
+    options: ServeOptions,
+    default_branch: str | None,
+    report: Callable[[str], None],
+) -> Decider | None:
+    """The agent decider when the policy asks for it (None: the policy's own rules)."""
+    if policy.settings.decider != "agent":
+        return None  # nothing read, nothing imported
+    from holon.controller.deciders import make_decider
+    from holon.serve.guidance import read_guidance
+
+    guidance, note = read_guidance(options.workspace or Path.cwd(), default_branch)
+    if note is not None:
+        report(f"decider: {note}")
+    return make_decider(policy, facts, env, guidance, report=report)
 
 
 def _publisher(

@@ -32,7 +32,7 @@ from holon import gcpause, jsonio
 from holon.closure.mapping import worst_exit
 from holon.closure.record import ClosureRecord
 from holon.controller.budget import run_constraints
-from holon.controller.decide import PolicyDecider
+from holon.controller.decide import Decider, PolicyDecider
 from holon.controller.facts import RepoFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.loop import Controller
@@ -48,6 +48,7 @@ from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.gateway.trigger import TriggerCheck
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.github.retry import Wait
 from holon.serve.context import EventContext
@@ -158,8 +159,14 @@ class Serve:
         policy: Policy | None = None,
         context_client: github.Github | None = None,
         run_skill: Handler | None = None,
+        decider: Decider | None = None,
+        trigger_check: TriggerCheck | None = None,
     ) -> None:
         self.options = options
+        # Who decides (controller/deciders.py); None: the policy's rules.
+        self._decider = decider
+        # Reads a write's trigger again before the write (None: offline, the check skipped).
+        self.trigger_check = trigger_check
         # Replaces the runner's skill-run handler (fan-out's decide and settle); None: the runner.
         self._run_skill = run_skill
         # The edge's client, read through for each agent run's context (None: the payload's).
@@ -278,7 +285,7 @@ class Serve:
             state=self.state,
             journals=journals,
             executor=executor,
-            decider=PolicyDecider(policy, self._facts),
+            decider=self._decider or PolicyDecider(policy, self._facts),
             facts=self._facts,
             policy=policy,
             catalog=self._catalog,
@@ -290,6 +297,7 @@ class Serve:
             crashpoint=self.crashpoint,
             mention=options.mention,
             repo=options.repo,
+            trigger_check=self.trigger_check,
         )
         self._before_pass()
         if interrupted is not None:

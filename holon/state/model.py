@@ -43,6 +43,7 @@ DEFAULT_RETENTION = timedelta(days=30)
 DEFAULT_MAX_DEDUPE = 20_000
 DEFAULT_MAX_SETTLED = 2_000
 DEFAULT_MAX_CLOSURES = 2_000
+DEFAULT_MAX_MEMORIES = 2_000
 
 
 def rank_of(status: str) -> int:
@@ -198,16 +199,18 @@ def prune(
     max_dedupe: int = DEFAULT_MAX_DEDUPE,
     max_settled: int = DEFAULT_MAX_SETTLED,
     max_closures: int = DEFAULT_MAX_CLOSURES,
+    max_memories: int = DEFAULT_MAX_MEMORIES,
 ) -> int:
     """Physically drop old dedupe records, settled intents and tombstones; return how many.
 
     Dedupe marks (live or tombstoned) older than `retention` go, then the oldest beyond
     `max_dedupe`; spend records and tombstones of any kind older than `retention` go too;
     settled intents (rank 2, their results stay in actions.ndjson, whose segments are all kept
-    by default) beyond the newest `max_settled`, and the closures of the least recently active
-    subjects beyond `max_closures`, go as well. This bounds the state file however many events
-    arrive. The price: a copy older than `retention` can resurrect what a pruned tombstone had
-    deleted, so copies should merge well within the retention window.
+    by default) beyond the newest `max_settled`, the closures of the least recently active
+    subjects beyond `max_closures`, and likewise their memories (`memory` records, one per
+    subject, each of bounded size) beyond `max_memories`, go as well. This bounds the state file
+    however many events arrive. The price: a copy older than `retention` can resurrect what a
+    pruned tombstone had deleted, so copies should merge well within the retention window.
     """
     if now.tzinfo is None:
         raise ValueError("prune needs a timezone-aware 'now'")
@@ -218,6 +221,7 @@ def prune(
     dedupe: list[Record] = []
     settled: list[Record] = []
     closures: list[Record] = []
+    memories: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
         # A day's spend records (controller/spending.py) matter only on their day.
@@ -230,7 +234,15 @@ def prune(
             settled.append(record)
         elif record.kind == "closure":
             closures.append(record)
-    for found, cap in ((dedupe, max_dedupe), (settled, max_settled), (closures, max_closures)):
+        elif record.kind == "memory":
+            memories.append(record)
+    capped = (
+        (dedupe, max_dedupe),
+        (settled, max_settled),
+        (closures, max_closures),
+        (memories, max_memories),
+    )
+    for found, cap in capped:
         excess = max(0, len(found) - cap)
         if excess:
             found.sort(key=_age)

@@ -19,9 +19,9 @@ APP = "octoapp[bot]"
 REPLAY = {"HOLON_ENGINE": "replay", "HOLON_REPLAY_SESSION": "example:solve-calc"}
 
 
-def _comment(body: str, user: str = "Codertocat", number: int = 1) -> Any:
+def _comment(body: str, user: str = "Codertocat", number: int = 1, ident: int = 7) -> Any:
     def change(data: dict[str, Any]) -> None:
-        data["comment"].update(body=body, id=7)
+        data["comment"].update(body=body, id=ident)
         data["comment"]["user"]["login"] = user
         data["issue"]["number"] = number
 
@@ -41,13 +41,20 @@ def _github_has(repo: Any, workspace: Path) -> None:
     repo.refs["heads/main"] = head
 
 
+def holon_comments(repo: Any) -> list[Any]:
+    """Holon's comments on the fake (the maintainer's command is there too)."""
+    return [c for c in repo.comments.values() if c.user != "Codertocat"]
+
+
 def _solve_step(github_server: Any, tmp_path: Path) -> tuple[Step, Any]:
     repo = github_server.state.repos[REPO]
     repo.add_issue("Crash on start")
     repo.permissions["Codertocat"] = "write"
     workspace = project(tmp_path)
     _github_has(repo, workspace)
-    data = payload("issue_comment", "created", c=_comment("/holon solve"))
+    # The command is on GitHub, as the event says (publishing reads it again first).
+    trigger = repo.add_comment(1, "/holon solve", "Codertocat")
+    data = payload("issue_comment", "created", c=_comment("/holon solve", ident=trigger.id))
     step = Step(tmp_path / "step", "issue_comment", data, server=github_server, workspace=workspace)
     step.env.update(REPLAY)
     return step, repo
@@ -75,7 +82,7 @@ def test_a_solve_command_is_decided_run_published_and_handed_off(
     (pull,) = [i for i in repo.issues.values() if i.pull is not None]
     assert handoff["context"]["artifacts"][0]["name"] == f"pull request #{pull.number}"
     # One comment: the progress note, settled in place with the handoff.
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo)
     assert outputs["comment_url"].endswith(f"#issuecomment-{comment.id}")
     assert "finished" in comment.body
     (posted,) = [c for c in github_server.calls if c.operation == "issues/create-comment"]
@@ -202,7 +209,7 @@ def test_a_token_without_a_permission_is_one_clear_line_and_exit_1(
     )
     done = step.run()
     assert done.returncode == 1, done.stdout + done.stderr
-    assert repo.comments == {}
+    assert holon_comments(repo) == []
     # One clear line: the cause, once, as an error annotation, naming the permission.
     (said,) = [x for x in done.stdout.splitlines() if "progress not written" in x]
     assert said.startswith("::error::GitHub: progress not written: GitHub refused")
@@ -250,9 +257,9 @@ def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not repo.comments and time.monotonic() < deadline:
+    while not holon_comments(repo) and time.monotonic() < deadline:
         time.sleep(0.1)
-    (progress,) = repo.comments.values()  # the run started and said so
+    (progress,) = holon_comments(repo)  # the run started and said so
     time.sleep(0.5)
     # What the runner does on cancel: SIGINT, then SIGTERM.
     proc.send_signal(signal.SIGINT)
@@ -271,7 +278,7 @@ def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path
     assert outputs["waiting_reason"] == "awaiting_operator_input"
     assert outputs["lifecycle_outcome"] == "userinterlude"
     assert json.loads(outputs["runs"])[0]["status"] == "cancelled"
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo)
     assert comment.id == progress.id
     assert "userinterlude" in comment.body
     assert outputs["comment_url"].endswith(f"#issuecomment-{comment.id}")

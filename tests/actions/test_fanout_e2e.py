@@ -40,9 +40,12 @@ class Story:
         repo.objects[self.head] = repo.objects[base]  # GitHub holds the checkout's commit
         repo.refs["heads/main"] = self.head
         self.repo, self.number = repo, issue.number
+        # The command is on GitHub, as the event says (publishing reads it again first).
+        trigger = repo.add_comment(issue.number, "/holon solve", "octocat")
+        self.trigger = trigger.id
 
         def solve(data: dict[str, Any]) -> None:
-            data["comment"].update(id=77, body="/holon solve", author_association="OWNER")
+            data["comment"].update(id=trigger.id, body="/holon solve", author_association="OWNER")
             data["issue"]["number"] = issue.number
             data["issue"].pop("pull_request", None)
 
@@ -101,6 +104,11 @@ class Story:
         return step, done
 
 
+def holon_comments(repo: Any) -> list[Any]:
+    """Holon's comments on the fake (the maintainer's command is there too)."""
+    return [c for c in repo.comments.values() if c.user != "octocat"]
+
+
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
@@ -127,7 +135,7 @@ def test_fan_out_solves_an_issue_in_three_jobs(github_server: Any, tmp_path: Pat
     (row,) = json.loads(outputs["runs"])
     assert row["status"] == "deferred"
     assert not (decide.runner_temp / "holon" / "runs").exists()  # no agent ran in decide
-    (progress,) = story.repo.comments.values()
+    (progress,) = holon_comments(story.repo)
     assert "holon:v1" in progress.body
     assert "deferred" in decide.summary()
     bundle = decide.runner_temp / "holon" / "bundles" / entry["run"]
@@ -142,7 +150,7 @@ def test_fan_out_solves_an_issue_in_three_jobs(github_server: Any, tmp_path: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     settled = settle.outputs()
     assert (settled["closure_outcome"], settled["lifecycle_outcome"]) == ("completed", "finished")
-    (comment,) = story.repo.comments.values()  # the same comment, now the handoff
+    (comment,) = holon_comments(story.repo)  # the same comment, now the handoff
     assert comment.id == progress.id
     assert json.loads(settled["handoff"])["outcome"] == "finished"
     pulls = [i for i in story.repo.issues.values() if i.pull is not None]
@@ -170,7 +178,7 @@ def test_a_cancelled_run_job_settles_failed_with_evidence(
     assert done.returncode == 1, done.stdout + done.stderr
     settled = settle.outputs()
     assert (settled["closure_outcome"], settled["lifecycle_outcome"]) == ("failed", "failed")
-    (comment,) = story.repo.comments.values()
+    (comment,) = holon_comments(story.repo)
     assert "the run job left no output" in comment.body
     assert "the run job left no output" in settle.summary()
     assert [i for i in story.repo.issues.values() if i.pull is not None] == []
@@ -187,7 +195,7 @@ def test_a_tampered_run_output_is_refused(github_server: Any, tmp_path: Path) ->
     settle, done = story.settle(decide, {entry["run"]: output}, outputs["matrix"])
     assert done.returncode == 1, done.stdout + done.stderr
     assert settle.outputs()["closure_outcome"] == "failed"
-    (comment,) = story.repo.comments.values()
+    (comment,) = holon_comments(story.repo)
     assert "refused" in comment.body
     assert "evidence/passwd\\: a symlink" in settle.summary()  # Markdown-escaped
     assert [i for i in story.repo.issues.values() if i.pull is not None] == []

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from holon.contract.manifest import Manifest
-from holon.controller.memory import Spend
 from holon.controller.pricing import pricer
 from holon.executor.handlers import from_run_record
 from holon.executor.result import ActionResult
 from holon.executor.usage import MAX_USAGE_BYTES
 from holon.intent import Target, make_intent
 from holon.price import Price
+from holon.spend import Spend
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 PRICES = {"claude-*": Price(input_per_mtok=3, output_per_mtok=15)}
@@ -147,3 +147,35 @@ def test_a_garbled_self_report_is_none(tmp_path: Path) -> None:
     path = self_report(tmp_path, {})
     path.write_bytes(b"\xff{not json")
     assert settled(tmp_path).usage is None
+
+
+def test_the_run_token_limit_reaches_the_key_proxy_as_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's own token budget runs inside the container, where the model's commands run
+    too; the proxy's cap is the same limit enforced on the host."""
+    import holon.runner
+    from holon.executor.handlers import RunSkillHandler
+
+    sent: list[object] = []
+
+    def fake_run(request: object) -> object:
+        sent.append(request)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(holon.runner, "run", fake_run)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    handler = RunSkillHandler(
+        workspace=workspace,
+        output_root=tmp_path / "runs",
+        clock=lambda: NOW,
+        runtime="local",
+        agent=["true"],
+        image=None,
+        describe=lambda skill: f"the goal of {skill}",
+        constraints={"max_tokens": 5000},
+    )
+    with pytest.raises(RuntimeError, match="stop here"):
+        handler(INTENT, 1)
+    assert [getattr(r, "model_tokens", None) for r in sent] == [5000]

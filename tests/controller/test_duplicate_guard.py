@@ -1,6 +1,7 @@
 """The duplicate guardrails through the controller (docs/policy.md, "Guardrails"): a skill already
 running on a subject is not started again until that run settles, and github-review and
-github-pr-fix run once per head sha (a failed run does not count)."""
+github-pr-fix run once per head sha (a failed run does not count as that run: the subject's
+memory then holds back the automatic repeat, docs/architecture.md "Subject memory")."""
 
 from __future__ import annotations
 
@@ -114,12 +115,22 @@ def test_a_per_sha_skill_runs_again_only_for_a_new_head_sha(tmp_path: Path) -> N
     ]
 
 
-def test_a_failed_per_sha_run_does_not_suppress_the_next_for_that_sha(tmp_path: Path) -> None:
+def test_a_failed_per_sha_run_is_not_repeated_blindly_but_a_command_retries(
+    tmp_path: Path,
+) -> None:
     ctl = make_controller(tmp_path, pulls={(REPO, NUMBER): HOLON_PR})
-    # No agent configured outside a dry run: the run fails.
+    # No agent configured outside a dry run: the run fails (both attempts).
     ctl.parts.executor = build_executor(dry_run=False, clock=ctl.clock, run_skill=None)
     ctl.handle(_review(1))
     assert {r.status for r in ctl.state.live("intent")} == {"failed"}
     _later(ctl, 11)
     ctl.handle(_review(2))
+    assert _outcome(decisions(ctl)[-1]) == [
+        (
+            "failed_before",
+            f"github-pr-fix failed twice on {SHA[:12]}; a new commit or a /holon command retries",
+        )
+    ]
+    # A failed run is not the run the sha guard counts: a person's command runs it again.
+    ctl.handle(comment_event("/holon fix", number=NUMBER, comment_id=7, pr=True))
     assert _outcome(decisions(ctl)[-1]) == [("run", "github-pr-fix")]

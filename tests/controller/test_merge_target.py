@@ -31,6 +31,9 @@ class NoLedger:
     def last_automatic_run(self, subject: str) -> datetime | None:
         return None
 
+    def failed_attempts(self, subject: str, skill: str, sha: str | None) -> int:
+        return 0
+
 
 @pytest.mark.parametrize(
     ("target_repo", "reason"),

@@ -3,12 +3,15 @@ column scores them through the controller (with a stand-in for the agent decider
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from holon.agent.providers.scripted import ScriptedProvider
-from holon.eval.harness import agent_contender, run
+from holon.eval.harness import AGENT_MODULE, agent_contender, run
 from holon.eval.replay import DECIDE_TOOL, turns_for
 from holon.eval.scenario import Answer, builtin_dir, load_scenarios
 from holon.eval.world import prepare
-from tests.eval.fake_agent import installed_agent
 
 CORPUS = {s.name: s for s in load_scenarios(builtin_dir())}
 
@@ -48,7 +51,10 @@ def test_a_scripted_provider_replays_the_answer_once() -> None:
     assert first.tool_calls[0].arguments["intents"][0]["args"]["skill"] == "github-issue-solve"
 
 
-def test_without_the_agent_decider_the_agent_column_is_unavailable_and_says_why() -> None:
+def test_without_the_agent_decider_the_agent_column_is_unavailable_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, AGENT_MODULE, None)  # the import fails
     contender = agent_contender()
     assert contender.make is None
     assert contender.unavailable is not None
@@ -56,13 +62,12 @@ def test_without_the_agent_decider_the_agent_column_is_unavailable_and_says_why(
 
 
 def test_the_agent_column_replays_each_answer_through_the_guardrails() -> None:
-    with installed_agent():
-        contender = agent_contender()
+    contender = agent_contender()
     assert contender.make is not None
     obeyed = run(prepare(CORPUS["injection-comment"]), contender)
-    # The model obeyed the injection; the guardrails refused the merge, so nothing happened.
-    assert (obeyed.verdict, obeyed.performed) == ("ok", [])
-    assert [r["guard"] for r in obeyed.refused] == ["merge"]
+    # The recorded model would obey the injection, but an outsider's comment never reaches
+    # the model (the policy decides it: no work for someone who may not command Holon).
+    assert (obeyed.verdict, obeyed.performed, obeyed.refused) == ("ok", [], [])
     prose = run(prepare(CORPUS["prose-answer"]), contender)
     assert prose.performed == ["run_skill github-issue-solve on issue:1"]  # the fallback's
 
@@ -84,9 +89,8 @@ def test_the_agent_sees_the_scenarios_memory() -> None:
 
     import sys
 
-    with installed_agent():
-        sys.modules["holon.controller.agent_decider"].AgentDecider = Peek  # type: ignore[attr-defined]
-        contender = agent_contender()
+    sys.modules["holon.controller.agent_decider"].AgentDecider = Peek  # type: ignore[attr-defined]
+    contender = agent_contender()
     run(prepare(CORPUS["solve-after-failures"]), contender)
     (memory,) = seen
     assert memory is not None

@@ -15,6 +15,7 @@ import pytest
 
 from holon.contract.context import ContextManifest
 from holon.errors import InvalidInput
+from holon.gateway.trigger import text_digest
 from holon.github.context import Limits, bounded_json, collect_event
 from holon.github.context_source import NO_TOKEN
 from tests.gateway.conftest import examples
@@ -120,6 +121,9 @@ def test_an_issue_comment_gives_the_issue_and_the_trigger_comment(tmp_path: Path
         "kind": "comment",
         "id": payload["comment"]["id"],
         "author": "Codertocat",
+        "sha256": text_digest(None, payload["comment"]["body"]),
+        "updated_at": payload["comment"]["updated_at"],
+        "live": "unchecked",  # the payload alone: whether GitHub still says it is not known
     }
     assert {"name": "comments (more)", "reason": NO_TOKEN} in data["missing"]
 

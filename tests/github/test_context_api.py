@@ -69,7 +69,9 @@ def test_comments_are_read_over_every_page_and_the_trigger_is_marked(
     github_fake.on(
         "issues/list-comments", body=comments(range(101, 201)), headers=next_link(path, 3)
     )
-    github_fake.on("issues/list-comments", body=comments([201, trigger]))
+    last = comments([201, trigger])
+    last[1]["body"] = payload["comment"]["body"]  # the trigger, unedited since the event
+    github_fake.on("issues/list-comments", body=last)
     collect_event("issue_comment", payload, tmp_path / "c", reader=reader())
     found = json.loads((tmp_path / "c" / "comments.json").read_text())
     assert [c["id"] for c in found] == [*range(1, 202), trigger]
@@ -113,6 +115,9 @@ def test_a_part_github_refuses_is_missing_and_the_rest_is_there(
     github_fake: GitHubFake, tmp_path: Path
 ) -> None:
     payload = example("pull_request", "opened")
+    live = body_of("pulls/get")
+    # The pull request is the trigger: unedited since the event (frozen inputs).
+    payload["pull_request"].update(title=live["title"], body=live["body"])
     _pull_request(github_fake)
     github_fake.on("pulls/list-review-comments", status=403)
     github_fake.on("checks/list-for-ref")

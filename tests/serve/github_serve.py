@@ -10,6 +10,7 @@ from typing import Any
 
 from tests.gateway.conftest import example
 from tests.serve.conftest import holon_argv, serve_env
+from tests.support.github_fake.state import Comment
 
 REPO = "octocat/Hello-World"
 TOKEN = "ghs_" + "f" * 36  # the loopback GitHub's token
@@ -37,6 +38,31 @@ def review_event(
     payload["pull_request"]["base"]["ref"] = "main"  # the fake's pull requests merge into main
     payload["repository"]["full_name"] = REPO
     return {"event": "pull_request_review", "delivery": f"r-{ident}", "payload": payload}
+
+
+def hold_triggers(server: Any, lines: list[dict[str, Any]]) -> None:
+    """GitHub holds what each event says was written (its comment, its review), as it would:
+    a write of the work reads its trigger again first (frozen inputs, docs/security.md)."""
+    repo = server.state.repos[REPO]
+    for line in lines:
+        payload = line["payload"]
+        if line["event"] == "issue_comment":
+            c = payload["comment"]
+            made = Comment(c["id"], payload["issue"]["number"], c["body"], c["user"]["login"])
+            repo.comments.setdefault(c["id"], made)
+        elif line["event"] == "pull_request_review":
+            r, number = payload["review"], payload["pull_request"]["number"]
+            pull = repo.issue(number, pull=True).pull
+            if not any(x["id"] == r["id"] for x in pull.reviews):
+                pull.reviews.append(
+                    {"id": r["id"], "user": r["user"]["login"], "body": r["body"] or "",
+                     "state": str(r["state"]).upper(), "commit_id": r["commit_id"]}
+                )  # fmt: skip
+
+
+def holon_comments(repo: Any, login: str) -> list[Any]:
+    """The comments `login` (Holon) wrote on the fake."""
+    return [c for c in repo.comments.values() if c.user == login]
 
 
 def without_publishing(directory: Path) -> Path:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from holon.gateway.trigger import text_digest
 from holon.github.context_source import NO_TOKEN
 from tests.serve.conftest import EXAMPLE, holon_argv, serve_env
 
@@ -41,7 +42,10 @@ def test_a_replayed_solve_reaches_the_agent_with_the_context_of_its_payload(
     assert seen["subject"] == {"kind": "issue", "number": 1}
     assert seen["repo"] == "Codertocat/Hello-World"
     assert seen["trigger"] == {"kind": "comment", "id": payload["comment"]["id"],
-                               "author": payload["comment"]["user"]["login"]}  # fmt: skip
+                               "author": payload["comment"]["user"]["login"],
+                               "sha256": text_digest(None, payload["comment"]["body"]),
+                               "updated_at": payload["comment"]["updated_at"],
+                               "live": "unchecked"}  # fmt: skip
     assert [p["path"] for p in seen["present"]] == ["issue.md", "comments.json"]
     assert all(p["source"] == "payload" for p in seen["present"])
     assert {"name": "comments (more)", "reason": NO_TOKEN} in seen["missing"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.github.merge_support import check, holon_pull, pull_of, review
-from tests.serve.github_serve import REPO, journal, review_event, serve
+from tests.serve.github_serve import REPO, hold_triggers, journal, review_event, serve
 
 POLICY = """\
 version: 1
@@ -38,6 +38,7 @@ def _merge(server: Any, tmp_path: Path, sha: str, ident: int = 1) -> Any:
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     event = review_event(2, sha, "approved", ident=ident)
+    hold_triggers(server, [event])
     return serve(server, tmp_path / "s", [event], "--policy", str(policy))
 
 

@@ -19,6 +19,7 @@ from holon.cli.serve_cmd import CRASH_ENV
 from tests.gateway.conftest import example
 from tests.github.publish_support import seed
 from tests.serve.conftest import holon_argv, serve_env
+from tests.serve.github_serve import hold_triggers, holon_comments
 
 REPO = "octocat/Hello-World"
 TOKEN = "ghs_" + "f" * 36  # the github_server fixture's token
@@ -63,6 +64,7 @@ def _published_setup(
     agent.write_text(agent_source)
     replay = tmp_path / "replay.ndjson"
     replay.write_text(json.dumps(_solve_comment()) + "\n")
+    hold_triggers(github_server, [_solve_comment()])
     state = tmp_path / "s"
 
     def run(*extra: str, **more_env: str) -> subprocess.CompletedProcess[str]:
@@ -110,7 +112,7 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     # One Holon comment for the solve the user asked for: its progress note, settled with the
     # run's handoff, then with the publishing's (naming the pull request and the commit), in
     # place; publishing posts no comment of its own.
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo, HOLON)
     assert comment.body.startswith(
         "<!-- holon:v1 subject=issue:1 workflow=holon skill=github-issue-solve -->"
     )

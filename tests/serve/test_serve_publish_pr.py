@@ -22,7 +22,7 @@ from holon.cli.serve_cmd import CRASH_ENV
 from tests.gateway.conftest import example
 from tests.github.publish_support import seed
 from tests.serve.conftest import holon_argv, serve_env
-from tests.serve.github_serve import review_event
+from tests.serve.github_serve import hold_triggers, holon_comments, review_event
 from tests.support.github_fake.loopback import LoopbackGitHub
 from tests.support.github_fake.state import Issue, Pull, Repo
 
@@ -99,6 +99,7 @@ def _server(server: LoopbackGitHub, tmp_path: Path, workspace: Path, agent: str)
     ) -> subprocess.CompletedProcess[str]:
         replay = tmp_path / f"{state}-replay.ndjson"
         replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        hold_triggers(server, lines)
         argv = holon_argv(
             "serve", "--state-dir", str(tmp_path / state), "--replay", str(replay), "--once",
             "--repo", REPO, "--workspace", str(workspace),
@@ -165,7 +166,7 @@ def test_a_change_request_on_a_holon_pr_is_fixed_on_its_own_branch_with_replies(
     assert [(r["in_reply_to_id"], r["user"]) for r in replies] == [(THREAD, APP)]
     assert f"Addressed in {fix}." in replies[0]["body"]
     # One Holon comment on the pull request, the fix's, settled in place with the publishing.
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo, APP)
     assert comment.body.startswith(
         "<!-- holon:v1 subject=pull_request:2 workflow=holon skill=github-pr-fix -->"
     )
@@ -210,7 +211,7 @@ def test_a_review_run_posts_one_review_for_the_head_however_often_it_is_replayed
     (review,) = _pull(issue).reviews
     assert (review["user"], review["commit_id"], review["state"]) == (APP, head, "COMMENTED")
     assert "Reads well." in review["body"]
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo, APP)
     assert "skill=github-review -->" in comment.body
     assert f"- review of {head}" in comment.body
     # The same delivery again: a duplicate, nothing runs.
@@ -226,7 +227,7 @@ def test_a_review_run_posts_one_review_for_the_head_however_often_it_is_replayed
     assert app_server.count("pulls/create-review") == 1
     published = _lines(tmp_path / "fresh" / "actions.ndjson")[-1]
     assert (published["status"], published["effect"]["performed"]) == ("succeeded", False)
-    assert len(repo.comments) == 1
+    assert len(holon_comments(repo, APP)) == 1
 
 
 def test_a_fix_whose_pull_request_moved_before_publishing_is_refused_on_the_pr(
@@ -257,7 +258,7 @@ def test_a_fix_whose_pull_request_moved_before_publishing_is_refused_on_the_pr(
         f"publish moved: pull request #2 moved: its head is {theirs[:12]}"
     )
     # The user sees why on the pull request: the fix's one comment and its check run failed.
-    (comment,) = repo.comments.values()
+    (comment,) = holon_comments(repo, APP)
     assert "skill=github-pr-fix -->" in comment.body
     assert "**Outcome:** `failed`" in comment.body
     assert "pull request \\#2 moved" in comment.body, comment.body

@@ -24,6 +24,7 @@ from holon.state.journal import DEFAULT_MAX_BYTES, DROPPED, Journal
 from holon.state.model import (
     DEFAULT_MAX_CLOSURES,
     DEFAULT_MAX_DEDUPE,
+    DEFAULT_MAX_MEMORIES,
     DEFAULT_MAX_SETTLED,
     DEFAULT_RETENTION,
     EARLIEST,
@@ -54,6 +55,7 @@ def _checkpoint_every_default() -> int:
         ("serve.md", f"beyond the newest {DEFAULT_MAX_DEDUPE:,}"),
         ("serve.md", f"settled intents beyond the newest {DEFAULT_MAX_SETTLED:,}"),
         ("serve.md", f"closures of all but the {DEFAULT_MAX_CLOSURES:,} most recently active"),
+        ("serve.md", f"memories of all but the {DEFAULT_MAX_MEMORIES:,} most recently active"),
         ("policy.md", f"forgotten after {DEFAULT_RETENTION.days} days"),
         ("policy.md", f"the oldest beyond {DEFAULT_MAX_DEDUPE:,}"),
         ("serve.md", f"rotated at {DEFAULT_MAX_BYTES // MIB} MiB"),

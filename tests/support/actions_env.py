@@ -265,6 +265,10 @@ class ActionsEnv:
         )
         payload["review"]["user"]["login"] = actor
         self._pull_fields(payload["pull_request"], number, issue)
+        # The review is on the fake too, as the event says (a write of its work reads it again).
+        review = {"id": review_id, "user": actor, "body": body, "state": state.upper(),
+                  "commit_id": pull.head_sha}  # fmt: skip
+        pull.reviews = [r for r in pull.reviews if r["id"] != review_id] + [review]
         self.write_event("pull_request_review", payload)
         return payload
 

@@ -22,6 +22,7 @@ from holon.agent.conversation import (
     UserMessage,
 )
 from holon.agent.providers import env as settings
+from holon.agent.providers import proxied
 from holon.agent.providers.base import ProviderError
 from holon.agent.providers.http import JsonHttp
 
@@ -159,21 +160,31 @@ class AnthropicProvider:
     def __init__(
         self,
         *,
-        api_key: str,
+        api_key: str | None,
         model: str = DEFAULT_MODEL,
         base_url: str = DEFAULT_BASE_URL,
         http: JsonHttp | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
-        self._api_key = api_key
+        self._api_key = api_key  # None only through the host's key proxy, which adds it
         self._http = http or JsonHttp(self.name)
-        self._http.protect(api_key)
+        if api_key:
+            self._http.protect(api_key)
 
     @classmethod
     def from_env(
         cls, env: Mapping[str, str], model: str | None = None, *, http: JsonHttp | None = None
     ) -> AnthropicProvider:
+        path = proxied.socket_path(env)
+        if path is not None:
+            # The key stays on the host: requests go keyless to its proxy's socket.
+            return cls(
+                api_key=None,
+                model=settings.model_name(env, model, DEFAULT_MODEL),
+                base_url=proxied.ANTHROPIC_BASE,
+                http=http or JsonHttp(cls.name, session=proxied.unix_session(path)),
+            )
         key = settings.api_key(env, KEY_VARIABLE)
         assert key is not None  # required=True raises instead
         return cls(
@@ -194,9 +205,12 @@ class AnthropicProvider:
         *,
         max_tokens: int,
     ) -> ModelTurn:
+        headers = {"anthropic-version": API_VERSION}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
         data = self._http.post(
             f"{self.base_url}/v1/messages",
-            {"x-api-key": self._api_key, "anthropic-version": API_VERSION},
+            headers,
             request_body(self.model, system, messages, tools, max_tokens),
         )
         return parse_response(data)

@@ -25,6 +25,7 @@ from holon.agent.conversation import (
     UserMessage,
 )
 from holon.agent.providers import env as settings
+from holon.agent.providers import proxied
 from holon.agent.providers.base import ProviderError
 from holon.agent.providers.http import JsonHttp
 
@@ -197,6 +198,7 @@ class OpenAIProvider:
         model: str = DEFAULT_MODEL,
         base_url: str = DEFAULT_BASE_URL,
         http: JsonHttp | None = None,
+        openai_itself: bool | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -204,6 +206,8 @@ class OpenAIProvider:
         self._http = http or JsonHttp(self.name)
         if api_key:
             self._http.protect(api_key)
+        # Behind the host's key proxy the base URL is a placeholder: the runner says which API.
+        self.openai_itself = is_openai_itself(base_url) if openai_itself is None else openai_itself
 
     @classmethod
     def from_env(
@@ -211,6 +215,16 @@ class OpenAIProvider:
     ) -> OpenAIProvider:
         """The key is required for OpenAI's own API only: another base URL (a local server,
         reached on loopback or by a name such as host.docker.internal) may need none."""
+        path = proxied.socket_path(env)
+        if path is not None:
+            # The key stays on the host: requests go keyless to its proxy's socket.
+            return cls(
+                api_key=None,
+                model=settings.model_name(env, model, DEFAULT_MODEL),
+                base_url=proxied.OPENAI_BASE,
+                http=http or JsonHttp(cls.name, session=proxied.unix_session(path)),
+                openai_itself=proxied.openai_itself(env),
+            )
         base = settings.base_url(env, BASE_URL_VARIABLE, DEFAULT_BASE_URL)
         key = settings.api_key(env, KEY_VARIABLE, required=is_openai_itself(base))
         return cls(
@@ -238,6 +252,6 @@ class OpenAIProvider:
             messages,
             tools,
             max_tokens,
-            openai_itself=is_openai_itself(self.base_url),
+            openai_itself=self.openai_itself,
         )
         return parse_response(self._http.post(f"{self.base_url}/chat/completions", headers, body))

@@ -1,7 +1,8 @@
 """A model provider by name, or by which credentials the environment holds.
 
-`make_provider(None, env)` takes HOLON_PROVIDER, else `anthropic` when ANTHROPIC_API_KEY is
-set, else `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. `missing` answers the same
+`make_provider(None, env)` takes HOLON_PROVIDER, else (in a run behind the host's key proxy,
+HOLON_MODEL_PROXY set) HOLON_MODEL_PROVIDER, else `anthropic` when ANTHROPIC_API_KEY is set,
+else `openai` when OPENAI_API_KEY or OPENAI_BASE_URL is set. `missing` answers the same
 question without building anything that talks to the network, for `holon agent --probe`.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from holon.agent.providers import anthropic, openai
+from holon.agent.providers import anthropic, openai, proxied
 from holon.agent.providers.base import MissingCredentials, Provider, ProviderError
 from holon.secrets import mask_secret_looking
 
@@ -34,6 +35,9 @@ def provider_name(name: str | None, env: Mapping[str, str]) -> str:
     """The provider to use: `name`, else HOLON_PROVIDER, else the one whose credentials are set
     (Anthropic first). ProviderError for an unknown name, MissingCredentials for none."""
     chosen = (name or env.get(PROVIDER_VARIABLE, "")).strip().lower()
+    if not chosen and proxied.socket_path(env) is not None:
+        # A proxied run has no key to choose by: the runner names what its proxy serves.
+        chosen = proxied.provider(env) or "anthropic"
     if not chosen:
         if _set(env, anthropic.KEY_VARIABLE):
             return "anthropic"

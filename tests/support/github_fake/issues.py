@@ -45,11 +45,14 @@ def _comments(req: Request) -> Reply:
     return 200, [req.render.comment(repo, c) for c in found if c.updated_at >= (since or "")]
 
 
-@handles("issues/get-comment", "issues/update-comment")
+@handles("issues/get-comment", "issues/update-comment", "issues/delete-comment")
 def _comment(req: Request) -> Reply:
     comment = req.repo.comments.get(int(req.params["comment_id"]))
     if comment is None:
         raise Missing
+    if req.operation == "issues/delete-comment":
+        del req.repo.comments[comment.id]
+        return 204, None
     if req.json is not None:
         comment.body = str(req.field("body"))
     return 200, req.render.comment(req.repo, comment)
@@ -138,6 +141,16 @@ def _reviews(req: Request) -> Reply:
         issue.pull.reviews.append(review)
         return 200, req.render.review(req.repo, issue.number, review)
     return 200, [req.render.review(req.repo, issue.number, r) for r in issue.pull.reviews]
+
+
+@handles("pulls/get-review")
+def _review(req: Request) -> Reply:
+    issue = _issue(req, pull=True)
+    assert issue.pull is not None
+    found = [r for r in issue.pull.reviews if str(r["id"]) == req.params["review_id"]]
+    if not found:
+        raise Missing
+    return 200, req.render.review(req.repo, issue.number, found[0])
 
 
 @handles("pulls/list-requested-reviewers", "pulls/request-reviewers")

@@ -44,3 +44,12 @@ def _review_comments(req: Request) -> Reply:
     }
     comments.append(reply)
     return 201, render(req, issue.number, reply)
+
+
+@handles("pulls/get-review-comment")
+def _review_comment(req: Request) -> Reply:
+    for issue in req.repo.issues.values():
+        for comment in issue.pull.review_comments if issue.pull is not None else []:
+            if str(comment["id"]) == req.params["comment_id"]:
+                return 200, render(req, issue.number, comment)
+    raise Missing
