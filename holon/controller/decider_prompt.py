@@ -50,9 +50,16 @@ class DataBlock:
 
 
 def vocabulary(policy: Policy) -> tuple[str, ...]:
-    """The actions the model is offered: the vocabulary less what the policy never allows. A
-    model that proposes one anyway is refused by the guardrails, as any decider is."""
-    return tuple(t for t in INTENT_TYPES if t != "merge" or policy.settings.allow_merge)
+    """The actions the model is offered: the vocabulary less what the policy does not let a
+    model do. A model that proposes one anyway is refused by the guardrails (`model_actions`)."""
+    return tuple(t for t in INTENT_TYPES if model_may(t, policy))
+
+
+def model_may(type_: str, policy: Policy) -> bool:
+    """Whether the policy lets a model decider propose `type_` (settings.decider_actions;
+    merge also needs settings.allow_merge)."""
+    allowed = type_ in policy.settings.decider_actions
+    return allowed and (type_ != "merge" or policy.settings.allow_merge)
 
 
 def system_prompt(

@@ -232,6 +232,13 @@ def guard(
         elif home is not None and there is not None and there.lower() != home.lower():
             # An event acts on its own repository only, whoever proposed otherwise.
             reason = ("repository", f"{there} is another repository than the event's ({home})")
+        elif intent.decider == "agent" and intent.type not in policy.settings.decider_actions:
+            # A model reads text anyone may have written: it does only what the policy lets it.
+            reason = (
+                "model_actions",
+                f"the policy does not let the model decider {intent.type} "
+                "(settings.decider_actions)",
+            )
         elif intent.type == "run_skill":
             skill = str(intent.args["skill"])
             sha = intent.args.get("head_sha")

@@ -24,7 +24,17 @@ from holon.price import MAX_PRICES, Price
 from holon.yamlio import StrictLoader
 
 Special = Literal["stop", "status", "usage", "recheck"]
-Do = Literal[IntentType, Special]  # the vocabulary plus the controller's own actions
+Do = Literal[IntentType, Special]
+MODEL_ACTIONS: tuple[IntentType, ...] = (
+    "run_skill",
+    "comment",
+    "label",
+    "unlabel",
+    "request_review",
+    "merge",
+    "wait",
+    "noop",
+)  # the vocabulary plus the controller's own actions
 ALIASES = {
     "github.issue.opened": "github.issues.opened",
     "github.issue.closed": "github.issues.closed",
@@ -123,6 +133,10 @@ class Settings(BaseModel):
     )
     # None: the provider whose key the environment holds (Anthropic first).
     decider_provider: Literal["anthropic", "openai"] | None = None
+    # What a model decider may do at all (merge also needs allow_merge). Closing issues and
+    # dispatching workflows are left out by default: text a model reads (an issue body anyone
+    # wrote) must not be able to close the issue or start a workflow through it.
+    decider_actions: list[IntentType] = Field(default_factory=lambda: list(MODEL_ACTIONS))
     # Model spend limits, and the prices costs are counted at (docs/budgets.md). No table is
     # built in: prices change, and a guessed one would be wrong quietly; unpriced tokens are
     # reported as such and count against the token limits only.
