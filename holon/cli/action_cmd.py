@@ -78,6 +78,11 @@ def main(args: argparse.Namespace) -> int:
     for text in step.mask_lines(os.environ):
         _say(text)
     env = dict(os.environ)
+    # The model keys are this process's from here on, for its runs' key proxies: not its
+    # children's, nor readable by its agents (docs/security.md "The model key").
+    from holon.runner.model_keys import hold_model_keys
+
+    hold_model_keys(())
     try:
         from holon.actions.config import ActionConfig
 
