@@ -66,7 +66,7 @@ def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
     from holon.runner.model_keys import hold_model_keys
 
     secrets = secrets_from_env(args.secret_env)
-    hold_model_keys(secrets)
+    hold_model_keys()
     return {
         "runtime": args.runtime,
         "image": args.image,

@@ -80,9 +80,10 @@ def main(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     # The model keys are this process's from here on, for its runs' key proxies: not its
     # children's, nor readable by its agents (docs/security.md "The model key").
-    from holon.runner.model_keys import hold_model_keys
+    from holon.actions.config import MODEL_KEYS
+    from holon.key_custody import hold_secrets
 
-    hold_model_keys(())
+    hold_secrets(MODEL_KEYS)
     try:
         from holon.actions.config import ActionConfig
 

@@ -10,14 +10,12 @@ then the key is passed as before, with a note in the run record saying so.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
-from collections.abc import Iterable, MutableMapping
+from collections.abc import MutableMapping
 
-from holon.agent.hygiene import make_non_dumpable
 from holon.contract.layout import ENV_MODEL_PROVIDER, ENV_MODEL_PROXY, ENV_MODEL_PROXY_OPENAI_ITSELF
 from holon.errors import Unavailable
+from holon.key_custody import hold_secrets
 from holon.runner.backend import BackendOptions
 from holon.runner.model_proxy import ModelProxy
 from holon.runner.model_routes import BASE_URLS, MODEL_KEYS, agent_env, routes_for
@@ -68,36 +66,7 @@ def proxy_model_keys(
     return proxy, []
 
 
-def hold_model_keys(names: Iterable[str], environ: MutableMapping[str, str] = os.environ) -> None:
-    """For the process that read the model keys it forwards (`names`) from its environment:
-    no process it starts inherits one, and no process of its user (its agent) can read one
-    out of it. Every model key is dropped from its environment, after its value is wiped where
-    the process was started with it (the block /proc/<pid>/environ shows, which dropping a
-    variable leaves as it was), and the process is made non-dumpable, which keeps its memory
-    (/proc/<pid>/mem, ptrace) from its own user's processes."""
-    held = {name for name in MODEL_KEYS if name in environ} | set(names) & set(MODEL_KEYS)
-    if not held:
-        return
-    if environ is os.environ:
-        _wipe_environment_values(held)
-    for name in held:
-        environ.pop(name, None)
-    make_non_dumpable()
-
-
-def _wipe_environment_values(names: Iterable[str]) -> None:
-    """Overwrite with NULs the values of `names` in the C environment (`environ`), in place."""
-    if not sys.platform.startswith("linux"):
-        return
-    prefixes = [os.fsencode(name) + b"=" for name in names]
-    try:
-        entries = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
-    except (OSError, ValueError, AttributeError):
-        return
-    index = 0
-    while address := entries[index]:
-        entry = ctypes.string_at(address)
-        for prefix in prefixes:
-            if entry.startswith(prefix):
-                ctypes.memset(address + len(prefix), 0, len(entry) - len(prefix))
-        index += 1
+def hold_model_keys(environ: MutableMapping[str, str] = os.environ) -> None:
+    """For the process that read the model keys it forwards from its environment: every model
+    key is its own from now on (`key_custody.hold_secrets`)."""
+    hold_secrets(MODEL_KEYS, environ)

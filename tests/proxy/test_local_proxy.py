@@ -162,7 +162,7 @@ HOLDER = """
 import os, sys, time
 from holon.runner.model_keys import hold_model_keys
 if sys.argv[1] == "hold":
-    hold_model_keys(["ANTHROPIC_API_KEY"])
+    hold_model_keys()
 print("ANTHROPIC_API_KEY" in os.environ, flush=True)
 time.sleep(60)
 """
