@@ -46,8 +46,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-model-proxy",
         dest="model_proxy",
         action="store_false",
-        help="docker: pass ANTHROPIC_API_KEY/OPENAI_API_KEY into the container instead of "
-        "keeping them on the host behind the model key proxy",
+        help="pass ANTHROPIC_API_KEY/OPENAI_API_KEY to the agent (into the container) instead "
+        "of keeping them in Holon's process behind the model key proxy",
     )
     group.add_argument("--timeout", metavar="DUR", help="e.g. 90s, 10m, 1h30m (overrides the spec)")
     group.add_argument(
@@ -60,13 +60,19 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The RunRequest fields that the shared runtime flags set, validated."""
+    """The RunRequest fields that the shared runtime flags set, validated. A model key read
+    here is this process's alone from now on: gone from its environment, which children would
+    inherit, and out of reach of its own user's processes (`model_keys.hold_model_keys`)."""
+    from holon.runner.model_keys import hold_model_keys
+
+    secrets = secrets_from_env(args.secret_env)
+    hold_model_keys()
     return {
         "runtime": args.runtime,
         "image": args.image,
         "agent": agent_argv(args.agent),
         "timeout": duration_seconds(args.timeout, "--timeout"),
-        "secrets": secrets_from_env(args.secret_env),
+        "secrets": secrets,
         "network": args.network,
         "model_proxy": args.model_proxy,
         "cpus": cpus_value(args.cpus),

@@ -78,6 +78,12 @@ def main(args: argparse.Namespace) -> int:
     for text in step.mask_lines(os.environ):
         _say(text)
     env = dict(os.environ)
+    # The model keys are this process's from here on, for its runs' key proxies: not its
+    # children's, nor readable by its agents (docs/security.md "The model key").
+    from holon.actions.config import MODEL_KEYS
+    from holon.key_custody import hold_secrets
+
+    hold_secrets(MODEL_KEYS)
     try:
         from holon.actions.config import ActionConfig
 

@@ -73,7 +73,7 @@ class BackendOptions:
     pull: str = "never"
     user: str | None = None  # uid:gid for the container; default: the invoking user
     model_tokens: int | None = None  # the key proxy refuses requests once this many are spent
-    model_proxy: bool = True  # docker: a model key stays on the host, behind the key proxy
+    model_proxy: bool = True  # a model key stays with Holon, behind the key proxy, not the agent
 
 
 def _local(options: BackendOptions) -> Backend:

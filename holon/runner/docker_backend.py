@@ -31,25 +31,18 @@ from holon.contract.layout import (
     CONTAINER_LAYOUT,
     CONTAINER_PROXY_DIR,
     CONTAINER_PROXY_SOCKET,
-    ENV_MODEL_PROVIDER,
-    ENV_MODEL_PROXY,
-    ENV_MODEL_PROXY_OPENAI_ITSELF,
     ENV_RUN_ID,
 )
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.model_keys import proxy_model_keys
 from holon.runner.model_proxy import ModelProxy
-from holon.runner.model_routes import BASE_URLS, MODEL_KEYS, agent_env, routes_for
 from holon.size import parse_size
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
 RUN_LABEL = "holon.run_id"
 _GRACE_SECONDS = 2
 _SPECIAL_NETWORKS = ("bridge", "none", "host")
-ENV_ENGINE = "HOLON_ENGINE"
-# Holon's agent engines that drive a vendor CLI: they reach their model with the key themselves
-# (their own HTTP clients, endpoints beyond the two the proxy forwards), so they get it as before.
-UNPROXIED_ENGINES = ("claude-code", "codex")
 
 
 # The engine's own bounds on a memory limit: its minimum, and the int64 of its API.
@@ -179,35 +172,10 @@ class DockerBackend:
             raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
 
     def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
-        """Take the model keys out of the container's environment and start the proxy that
-        holds them instead; no proxy when the run was given no model key, or when its agent
-        cannot use one (then the key is passed as before, and a note says so)."""
-        for variable in (ENV_MODEL_PROXY, ENV_MODEL_PROVIDER, ENV_MODEL_PROXY_OPENAI_ITSELF):
-            env.pop(variable, None)  # only the runner says where the proxy is
-        given = sorted(name for name in MODEL_KEYS if env.get(name, "").strip())
-        if not given:
-            return None, []
-        engine = env.get(ENV_ENGINE, "").strip().lower()
-        if engine in UNPROXIED_ENGINES or not self.options.model_proxy:
-            why = (
-                f"the {engine} engine cannot use it yet"
-                if engine in UNPROXIED_ENGINES
-                else ("the run asked for no model proxy")
-            )
-            return None, [f"{', '.join(given)} passed into the container: {why}"]
-        keys = {name: env.pop(name) for name in MODEL_KEYS if name in env}
-        # The proxy's settings now, not the agent's (a base URL may carry credentials of its own).
-        run_env = {v: env.pop(v) for k, v in BASE_URLS.items() if k in keys and v in env}
-        routes = routes_for(keys, run_env, os.environ)
-        proxy = ModelProxy(routes, token_cap=self.options.model_tokens)
-        try:
-            proxy.start()
-        except OSError as exc:
-            raise Unavailable(
-                f"cannot start the model key proxy: {exc.strerror or type(exc).__name__}"
-            ) from None
-        env.update(agent_env(routes, CONTAINER_PROXY_SOCKET))
-        return proxy, []
+        """The container's model keys kept on the host behind the run's key proxy."""
+        return proxy_model_keys(
+            env, self.options, socket_path=CONTAINER_PROXY_SOCKET, passed="into the container"
+        )
 
     def execute(self, job: Job) -> Execution:
         env = dict(job.env)

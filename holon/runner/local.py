@@ -4,11 +4,17 @@ For development, and for container jobs that already run inside the agent image.
 minimal environment (no inherited tokens), its own session, and every process it started is killed
 when it exits or times out, including ones that left its session or dropped its environment
 (holon.runner.reaper). Its output is streamed to the run's AgentLog while it runs.
+
+A model key (ANTHROPIC_API_KEY, OPENAI_API_KEY) is not passed to it: as with the docker runtime,
+a key proxy for the run (`model_proxy.py`) holds it, on a unix socket in a fresh private directory
+whose path the agent gets as HOLON_MODEL_PROXY (`model_keys.py`). The key then lives only in this
+process, which the command line makes non-dumpable (`model_keys.hold_model_keys`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -20,6 +26,7 @@ from pathlib import Path
 from holon.contract.layout import ENV_RUN_ID, Layout
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.model_keys import proxy_model_keys
 from holon.runner.reaper import children_of_self, end_run, subreaper
 
 # Inherited from the invoking environment; everything else must be passed explicitly.
@@ -48,6 +55,7 @@ class LocalBackend:
         if "/" in argv[0] and not Path(argv[0]).is_absolute():
             argv[0] = str(Path(argv[0]).absolute())
         self.argv = argv
+        self.options = options
 
     def preflight(self) -> None:
         program = self.argv[0]
@@ -60,11 +68,27 @@ class LocalBackend:
         pass
 
     def execute(self, job: Job) -> Execution:
+        given = dict(job.env)
+        proxy, notes = proxy_model_keys(
+            given, self.options, socket_path=None, passed="to the agent"
+        )
+        try:
+            execution = self._execute(job, given)
+        finally:
+            if proxy is not None:
+                proxy.stop()
+        return dataclasses.replace(
+            execution,
+            notes=[*notes, *execution.notes],
+            model_usage=proxy.usage() if proxy is not None else None,
+        )
+
+    def _execute(self, job: Job, given: dict[str, str]) -> Execution:
         layout = Layout(
             input=job.paths.input, workspace=job.paths.workspace, output=job.paths.output
         )
         env = {k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ}
-        env.update(job.env)
+        env.update(given)
         env.update(layout.env())
         env[ENV_RUN_ID] = job.run_id
         argv = [*self.argv, "--probe"] if job.probe else list(self.argv)

@@ -69,10 +69,10 @@ class RunRequest(BaseModel):
     memory: str | None = None
     pull: str = "never"
     user: str | None = None
-    # Model tokens a docker run may spend through the key proxy (input and output); None: no cap.
+    # Model tokens a run may spend through the key proxy (input and output); None: no cap.
     model_tokens: int | None = Field(default=None, gt=0)
-    # False: a docker run's model key goes into the container (an agent that calls its model
-    # itself, not through HOLON_MODEL_PROXY) and the network default stays `bridge`.
+    # False: the model key goes to the agent (an agent that calls its model itself, not through
+    # HOLON_MODEL_PROXY); a docker run's network default then stays `bridge`.
     model_proxy: bool = True
     include_ignored: bool = False
     keep_workspace: bool = False

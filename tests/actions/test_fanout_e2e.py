@@ -24,6 +24,9 @@ from tests.github.publish_support import seed
 from tests.support.actions_env import ActionsEnv
 
 AGENT = f"{sys.executable} -m holon agent"
+# The run job's model key (the workflow forwards it with --secret-env): the replay engine needs
+# no model, but the run goes through the key proxy all the same.
+MODEL_KEY = "sk-ant-fanout-e2e-3c9b7f2a61d84e05"
 
 
 class Story:
@@ -75,9 +78,11 @@ class Story:
         shutil.copytree(decide.runner_temp / "holon" / "bundles" / entry["run"], bundle)
         output = runner / "output"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "HOLON_"))}
+        env["ANTHROPIC_API_KEY"] = MODEL_KEY
         argv = [
             sys.executable, "-m", "holon", "run", "--bundle", str(bundle), "--output",
             str(output), "--runtime", "local", "--agent", AGENT,
+            "--secret-env", "ANTHROPIC_API_KEY",
         ]  # fmt: skip
         done = subprocess.run(
             argv, cwd=self.workspace, env=env, capture_output=True, text=True, timeout=180
@@ -144,7 +149,13 @@ def test_fan_out_solves_an_issue_in_three_jobs(github_server: Any, tmp_path: Pat
     )  # fmt: skip
     # run: the agent in the job's container (here: the local runtime), no token in reach.
     output = story.run_job(decide, entry)
-    assert json.loads((output / "run.json").read_text())["outcome"] == "success"
+    record = json.loads((output / "run.json").read_text())
+    assert record["outcome"] == "success"
+    # The model key forwarded stayed behind the run's key proxy (no request: the replay engine).
+    assert record["model_usage"] == {
+        "input_tokens": 0, "output_tokens": 0, "requests": 0, "model": None,
+    }  # fmt: skip
+    assert not any(MODEL_KEY.encode() in p.read_bytes() for p in output.rglob("*") if p.is_file())
     # settle: the output collected, published, the comment settled in place.
     settle, done = story.settle(decide, {entry["run"]: output}, outputs["matrix"])
     assert done.returncode == 0, done.stdout + done.stderr
