@@ -220,10 +220,13 @@ class Step:
         return self.root / "github_output"
 
 
-def make_step(root: Path, body: str, url: str, workspace: Path, extra: dict[str, str]) -> Step:
+def make_step(root: Path, body: str, server: Any, workspace: Path, extra: dict[str, str]) -> Step:
     root.mkdir(parents=True)
     event = root / "event.json"
-    event.write_text(json.dumps(example_comment(body)))
+    payload = example_comment(body)
+    event.write_text(json.dumps(payload))
+    hold_trigger(server, payload)
+    url = server.url
     temp = root / "runner_temp"
     temp.mkdir()
     step = Step(root)
@@ -293,6 +296,17 @@ def github_fake(workspace: Path | None = None) -> Iterator[Any]:
         raise BenchError(f"holon action sent requests GitHub would not answer: {server.violations}")
 
 
+def hold_trigger(server: Any, payload: dict[str, Any]) -> None:
+    """GitHub holds the comment the event says was written: a write of the work reads its
+    trigger again first (frozen inputs, docs/security.md), and a comment it cannot find was
+    deleted."""
+    from tests.support.github_fake.state import Comment
+
+    c = payload["comment"]
+    made = Comment(c["id"], payload["issue"]["number"], c["body"], c["user"]["login"])
+    server.state.repos[REPO].comments[c["id"]] = made
+
+
 def holon_comments(server: Any) -> list[str]:
     repo = server.state.repos[REPO]
     return [c.body for c in repo.comments.values() if c.user == LOGIN]
@@ -332,7 +346,7 @@ def decision_phase(work: Path, rounds: int) -> tuple[list[float], list[float], i
     bare = [sys.executable, "-c", BARE_IMPORTS]
 
     with github_fake() as server:
-        step = make_step(work / "decide-check", "/holon help", server.url, workspace, {})
+        step = make_step(work / "decide-check", "/holon help", server, workspace, {})
         proc = run_action([sys.executable, "-X", "importtime", *action[1:]], step)
         check_help_reply(proc, server, step)
     holon_modules = parse_importtime(proc.stderr)
@@ -353,7 +367,7 @@ def decision_phase(work: Path, rounds: int) -> tuple[list[float], list[float], i
 
     def measured(i: int) -> float:
         with github_fake() as fake:
-            one = make_step(work / f"decide-{i}", "/holon help", fake.url, workspace, {})
+            one = make_step(work / f"decide-{i}", "/holon help", fake, workspace, {})
             procs: list[subprocess.CompletedProcess[str]] = []
             seconds = timed(lambda: procs.append(run_action(action, one)))
             check_help_reply(procs[0], fake, one)
@@ -506,7 +520,7 @@ def first_comment_holon(root: Path, wheels: Wheels, workspace: Path, session: Pa
         "HOLON_REPLAY_SESSION": str(session),
     }
     with github_fake(workspace) as server:
-        step = make_step(root / "step", "/holon solve", server.url, workspace, extra)
+        step = make_step(root / "step", "/holon solve", server, workspace, extra)
         started = time.perf_counter()
         proc = run_action([str(root / "venv" / "bin" / "holon"), "action"], step)
         if proc.returncode != 0:
