@@ -37,6 +37,7 @@ from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.artifacts import check_skill_artifacts, unmet_requirements
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.evidence import evidence_of_run
+from holon.runner.output_redaction import redact_output_files
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.record import RunResult, SnapshotInfo, judge
 from holon.runner.redaction import redact_record
@@ -284,6 +285,10 @@ def _settle(
             raise
 
     patch = collect_patch(out, runner_patch, secrets, found)
+    # The output directory is published (the runs artifact): no forwarded value in any form.
+    replaced = redact_output_files(out.fd, _all_secrets(request))
+    if replaced:
+        found.notes.append(f"{replaced} occurrence(s) of forwarded secrets redacted in the output")
     if diff_failed:
         # Success without diff.patch would drop the agent's changes silently.
         found.violations.append(f"the workspace changes cannot be recorded ({diff_failed[0]})")
