@@ -129,10 +129,10 @@ def assert_consistent(step: ActionsEnv, server: LoopbackGitHub) -> dict[str, Any
     # A decision line whose state save was lost is decided again under its id, to the same
     # intents (ids follow from the event): the journal's readers union lines by id.
     decided: dict[str, list[Any]] = {}
-    for d in journal_entries(step, "decisions"):
-        if d.get("outcome") != "duplicate":
-            intents = sorted(i["id"] for i in d.get("intents") or [])
-            assert decided.setdefault(d["id"], intents) == intents, "an event decided twice"
+    for line in journal_entries(step, "decisions"):
+        if line.get("outcome") != "duplicate":
+            intents = sorted(i["id"] for i in line.get("intents") or [])
+            assert decided.setdefault(line["id"], intents) == intents, "an event decided twice"
     assert f"dec:{comment[0]['id']}" in decided
     actions = journal_entries(step, "actions")
     ids = [a["id"] for a in actions]
@@ -144,14 +144,15 @@ def assert_consistent(step: ActionsEnv, server: LoopbackGitHub) -> dict[str, Any
         for path in (step.runner_temp / "holon" / "runs").rglob("run.json")
     ]
     # One agent run (a failed attempt retried aside: a slow machine's).
-    assert runs.count("completed") == 1 and len(runs) <= 2, f"agent runs: {runs}"
+    assert runs.count("completed") == 1, f"agent runs: {runs}"
+    assert len(runs) <= 2, f"agent runs: {runs}"
     # GitHub: one comment for the subject, at most one branch and one pull request.
     assert operations(server, "issues/create-comment") == 1
     assert len(step.holon_comments(1)) == 1
     assert operations(server, "git/create-ref") <= 1
     assert operations(server, "pulls/create") <= 1
     assert len([i for i in step.repo.issues.values() if i.pull is not None]) <= 1
-    closure = found[f"closure:{SUBJECT}"].data
+    closure: dict[str, Any] = found[f"closure:{SUBJECT}"].data
     assert closure["closure_outcome"] in ("completed", "waiting"), closure
     if closure["closure_outcome"] == "waiting":
         assert closure.get("waiting_reason"), closure  # never waiting without a reason

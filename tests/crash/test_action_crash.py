@@ -26,15 +26,13 @@ from tests.crash.story import (
 )
 from tests.support.github_fake.loopback import LoopbackGitHub
 
-# The crash cases: every GitHub write answered (the ambiguous ones), the first ones sent, the
-# controller's points, and the state saves and journal lines around each phase.
+# The crash cases: every GitHub write answered (the ambiguous ones) and the pull request's before
+# it is sent, the controller's points of both effects, a state save and a line of each journal.
 CASES = [
-    "github:POST issues/{n}/comments:before",
     "github:POST issues/{n}/comments:after",
     "github:PATCH issues/comments/{n}:after",
     "github:POST git/trees:after",
     "github:POST git/commits:after",
-    "github:POST git/refs:before",
     "github:POST git/refs:after",
     "github:POST pulls:before",
     "github:POST pulls:after",
@@ -43,15 +41,24 @@ CASES = [
     "after_journal_before_state",
     "after_effect_before_journal#2",
     "after_journal_before_state#2",
-    "state.save:before",
-    "state.save:after#2",
     "state.save:after#3",
-    "state.save:after#5",
     "journal.events:after",
     "journal.decisions:after",
     "journal.actions:after#2",
-    "journal.events:after#3",
 ]
+
+
+def family(point: str) -> str:
+    """A write point without its side and count: `github:POST pulls`, `state.save`."""
+    return point.partition("#")[0].removesuffix(":before").removesuffix(":after")
+
+
+# The cases run a third time (each run costs seconds): the ambiguous writes of each kind.
+AGAIN = {
+    "github:POST issues/{n}/comments:after",
+    "github:POST pulls:after",
+    "after_effect_before_journal#2",
+}
 
 
 def test_the_story_passes_every_listed_write_point(
@@ -61,17 +68,10 @@ def test_the_story_passes_every_listed_write_point(
     traced = trace(step, tmp_path / "trace")
     # A retried agent attempt (a slow machine) passes the controller's points once more.
     assert set(traced) == set(STORY), traced
-    assert set(CASES) <= set(occurrences(traced)) and set(CASES) <= set(occurrences(STORY))
-    # Each kind of write point has a crash case.
-    kinds = {name.partition("#")[0] for name in CASES}
-    assert kinds >= set(STORY) - {
-        "github:POST git/trees:before",
-        "github:POST git/commits:before",
-        "github:PATCH issues/comments/{n}:before",
-        "journal.events:before",
-        "journal.decisions:before",
-        "journal.actions:before",
-    }, "a write point without a crash case of its kind"
+    assert set(CASES) <= set(occurrences(STORY))
+    assert set(CASES) <= set(occurrences(traced))
+    # Each write point has a crash case, before or after it.
+    assert {family(name) for name in CASES} == {family(name) for name in STORY}
 
 
 @pytest.mark.parametrize("point", CASES)
@@ -88,10 +88,11 @@ def test_killed_at_a_write_point_then_run_again(
     assert f"{'heads/holon/issue-1'}" in step.repo.refs
     (comment,) = step.holon_comments(1)
     assert "**Outcome:** `finished`" in comment
-    # The job run once more changes nothing: the event was handled.
-    calls = len(github_server.calls)
-    rerun(step)
-    assert not [c for c in github_server.calls[calls:] if c.method != "GET"]
+    if point in AGAIN:
+        # The job run once more changes nothing: the event was handled.
+        calls = len(github_server.calls)
+        rerun(step)
+        assert not [c for c in github_server.calls[calls:] if c.method != "GET"]
 
 
 @pytest.mark.parametrize(
