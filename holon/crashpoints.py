@@ -1,4 +1,4 @@
-"""Named write points where crash-safety tests kill the process (docs/recovery.md).
+"""Named write points where crash-safety tests kill the process (docs/serve.md).
 
 `HOLON_TEST_CRASH_AT=NAME` (or `NAME#N`: its Nth passing) makes `holon serve` and `holon action`
 kill themselves with SIGKILL when they reach that write point; `HOLON_TEST_CRASH_TRACE=FILE`
