@@ -183,6 +183,7 @@ def build_step_serve(
     say: Callable[[str], None],
     run_skill: Any = None,
 ) -> Serve:
+    from holon.crashpoints import arm
     from holon.serve.build import build_serve
     from holon.serve.serve import ServeOptions
 
@@ -210,6 +211,7 @@ def build_step_serve(
         run_skill=run_skill,
         clock=clock,
         default_branch=config.default_branch,
+        crashpoint=arm(env),  # crash-safety tests' write points (holon/crashpoints.py)
     )
 
 

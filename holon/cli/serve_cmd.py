@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import stat
 import sys
 import time
@@ -15,21 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from holon.cli._common import agent_argv, duration_seconds, env_values, secrets_from_env
+from holon.crashpoints import CRASH_ENV, hook_of
 from holon.errors import InvalidInput, Unavailable
 
-# Crash-recovery tests name a write point here; serve then kills itself (SIGKILL) at it.
-CRASH_ENV = "HOLON_TEST_CRASH_AT"
+__all__ = ["CRASH_ENV", "crash_hook"]
 
 
 def crash_hook(environ: Mapping[str, str]) -> Callable[[str], None]:
-    """The controller's crash hook: SIGKILL at the write point CRASH_ENV names, else nothing."""
-    target = environ.get(CRASH_ENV)
+    """The controller's crash hook: SIGKILL at the write point CRASH_ENV names, else nothing
+    (holon/crashpoints.py)."""
+    return hook_of(environ) or _pass
 
-    def crashpoint(name: str) -> None:
-        if name == target:
-            os.kill(os.getpid(), signal.SIGKILL)
 
-    return crashpoint
+def _pass(name: str) -> None:
+    """No crash hook asked for."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -222,6 +220,7 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
+    from holon.crashpoints import arm
     from holon.serve.build import build_serve
 
     serve = build_serve(
@@ -229,7 +228,7 @@ def main(args: argparse.Namespace) -> int:
         os.environ,
         offline_facts=lambda login: _facts(args.facts, login),
         prefer_offline_facts=bool(args.facts),  # `--facts F` wins: an offline rehearsal
-        crashpoint=crash_hook(os.environ),
+        crashpoint=arm(os.environ),  # also GitHub's, state's, journals' points
         report=_print_error,
     )
     serve.open()

@@ -26,6 +26,9 @@ from github.Requester import (
 )
 from requests.structures import CaseInsensitiveDict
 
+from holon import crashpoints
+from holon.crashpoints import WRITES
+
 
 def _environment_once(session: requests.Session, url: str, verify: Any) -> Any:
     """Resolves for `url` what requests would per request, fixes it on `session`; the verify
@@ -46,11 +49,18 @@ def _send(cnx: HTTPRequestsConnectionClass | HTTPSRequestsConnectionClass) -> Re
     without `Session.request`'s per-request merging: the session adds nothing here but its
     default headers (no cookies, hooks or auth: the token is in PyGithub's headers; the
     environment was read once)."""
+    verb = cnx.verb.upper()
+    # Crash-safety tests' write points: before a write leaves, and once GitHub answered it.
+    write = (
+        crashpoints.github_point(verb, cnx.url) if crashpoints.armed() and verb in WRITES else ""
+    )
+    if write:
+        crashpoints.point(f"{write}:before")
     headers = CaseInsensitiveDict(cnx.session.headers)
     headers.update(cnx.headers)
     request = requests.PreparedRequest()
     request.prepare(
-        method=cnx.verb.upper(),
+        method=verb,
         url=f"{cnx.protocol}://{_netloc(cnx.host, cnx.port)}{cnx.url}",
         headers=headers,
         data=cnx.input,
@@ -64,6 +74,8 @@ def _send(cnx: HTTPRequestsConnectionClass | HTTPSRequestsConnectionClass) -> Re
     )
     if not cnx.stream:
         response.content  # noqa: B018 (read the body now, as Session.request does)
+    if write:
+        crashpoints.point(f"{write}:after")
     return RequestsResponse(response)
 
 

@@ -5,8 +5,9 @@ While a local run executes, Holon is the child subreaper of its process tree
 init, so nothing the agent starts can leave the tree. When the agent has exited (or timed out),
 every process of the run is killed and reaped: the agent's descendants, and the orphans reparented
 to Holon, recognized as Holon's children in a session other than Holon's own (Holon's own helpers
-stay in its session; the agent starts in a new one and no descendant can rejoin ours). The run-id
-tag in the environment is a second net for systems without a subreaper.
+stay in its session; the agent starts in a new one and no descendant can rejoin ours). The
+execution's tag in the environment (HOLON_RUN_TAG) is a second net for systems without a
+subreaper.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import signal
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from holon.contract.layout import ENV_RUN_ID
-
+# The second net for processes that escaped the tree (an agent cannot rewrite its own tag).
+ENV_RUN_TAG = "HOLON_RUN_TAG"
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 _lock = threading.Lock()
@@ -128,9 +130,16 @@ def run_members(
     return members
 
 
-def tagged_processes(run_id: str) -> frozenset[int]:
-    """Processes carrying this run's HOLON_RUN_ID in their environment."""
-    marker = f"{ENV_RUN_ID}={run_id}".encode() + b"\0"
+def run_tag(run_id: str) -> str:
+    """A tag for one execution of `run_id`: run ids follow from intents, so two Holons on one
+    machine (two jobs, a serve and a step, a restart beside a crashed one) may run the same
+    run id at once, and ending one must not kill the other's agent."""
+    return f"{run_id}.{secrets.token_hex(8)}"
+
+
+def tagged_processes(tag: str) -> frozenset[int]:
+    """Processes carrying this execution's HOLON_RUN_TAG (`run_tag`) in their environment."""
+    marker = f"{ENV_RUN_TAG}={tag}".encode() + b"\0"
     found = set()
     me = os.getpid()
     with contextlib.suppress(FileNotFoundError):
@@ -151,7 +160,7 @@ def children_of_self() -> frozenset[int]:
     return frozenset(p.pid for p in process_table().values() if p.ppid == me)
 
 
-def end_run(agent: int | None, run_id: str, before: frozenset[int], deadline: float = 5.0) -> int:
+def end_run(agent: int | None, tag: str, before: frozenset[int], deadline: float = 5.0) -> int:
     """Kill and reap every process of the run except the agent itself (its Popen reaps it).
 
     `agent` is the agent's pid while it is not yet reaped, else None (its pid may be reused; its
@@ -174,7 +183,7 @@ def end_run(agent: int | None, run_id: str, before: frozenset[int], deadline: fl
             holon_sid=holon_sid,
             agent=agent,
             before=before,
-            tagged=tagged_processes(run_id),
+            tagged=tagged_processes(tag),
         )
         pending = False
         for pid in members:

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from holon import jsonio
+from holon import crashpoints, jsonio
 from holon.errors import InvalidInput
 from holon.fsutil import open_regular
 
@@ -274,7 +274,11 @@ class Journal:
         self._open()
         if self._size and self._size + len(data) > self.max_bytes:
             self._rotate()
+        if crashpoints.armed():
+            crashpoints.point(f"journal.{self.path.stem}:before")
         self._put(data)
+        if crashpoints.armed():
+            crashpoints.point(f"journal.{self.path.stem}:after")
 
     def _put(self, data: bytes) -> None:
         fd = self._open()

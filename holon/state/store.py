@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from holon import jsonio
+from holon import crashpoints, jsonio
 from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_bytes, atomic_write_text, open_regular
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
@@ -175,11 +175,13 @@ class StateStore:
         # Compact on purpose, defaults left out (a missing rank is recomputed from the status):
         # the file must stay small.
         data = state.model_dump_json(exclude_defaults=True).encode()
+        crashpoints.point("state.save:before")
         try:
             self._keep_previous()
             atomic_write_bytes(self.state_path, data)
         except OSError as exc:
             raise self._not_writable(exc) from exc
+        crashpoints.point("state.save:after")
 
     def _keep_previous(self) -> None:
         # A hard link shares the current file's inode, so .prev costs no copy; the atomic write

@@ -6,7 +6,17 @@ import os
 import subprocess
 import time
 
-from holon.runner.reaper import Proc, end_run, process_table, run_members, subreaper
+from holon.contract.layout import ENV_RUN_ID
+from holon.runner.reaper import (
+    ENV_RUN_TAG,
+    Proc,
+    children_of_self,
+    end_run,
+    process_table,
+    run_members,
+    run_tag,
+    subreaper,
+)
 
 HOLON, HOLON_SID, AGENT = 100, 100, 200
 
@@ -55,8 +65,6 @@ def test_process_table_sees_this_process() -> None:
 def test_subreaper_adopts_and_end_run_kills_and_reaps_escapees() -> None:
     with subreaper() as active:
         assert active
-        from holon.runner.reaper import children_of_self
-
         before = children_of_self()
         agent = subprocess.Popen(
             [
@@ -88,3 +96,22 @@ def test_subreaper_adopts_and_end_run_kills_and_reaps_escapees() -> None:
         except ProcessLookupError:
             continue
         raise AssertionError(f"process {pid} survived (or is an unreaped zombie)")
+
+
+def test_ending_a_run_spares_another_execution_of_the_same_run_id() -> None:
+    """Run ids follow from intents: a second Holon on the machine (another job, a restart beside
+    a crashed step) may run the same one. Ending ours must not kill its agent."""
+    run_id = "act_same-1"
+    other = subprocess.Popen(
+        ["sleep", "300"],
+        env={"PATH": os.environ["PATH"], ENV_RUN_ID: run_id, ENV_RUN_TAG: run_tag(run_id)},
+        start_new_session=True,
+    )
+    try:
+        with subreaper():
+            before = children_of_self()
+            assert end_run(None, run_tag(run_id), before, deadline=1.0) == 0
+        assert other.poll() is None, "another execution's agent was killed"
+    finally:
+        other.kill()
+        other.wait()
