@@ -5,11 +5,12 @@ there is at most one Holon comment and one pull request, no review, the state an
 valid, the event is handled, and the comment and outputs say what really happened: never
 `finished` without the pull request.
 
-The story makes the calls in `STORY` (its routes checked against a clean run). Cases: every distinct
-route with every mode (by default a deterministic sample: see `_cases`). Modes the client retries (a 5xx or lost answer on a read, a short
-secondary limit on anything) are transparent: one run fails every route's first call at once
-and must end exactly as the clean story. The others change the story's path, one case each; they
-run a few at a time (each on its own fake) to keep the suite short. `HOLON_FAULTS_FULL=1` runs
+The story makes the calls in `STORY` (its routes checked against a clean run). Cases: every
+distinct route with every mode (by default a deterministic sample: `_cases`). Modes the client
+retries (a 5xx or lost answer on a read, a short secondary limit on anything) are transparent:
+one run fails every route's first call at once and must end exactly as the clean story. The
+others change the story's path, one case each; they run a few at a time (each on its own fake)
+to keep the suite short. `HOLON_FAULTS_FULL=1` runs
 every route with every mode (63 cases, about three minutes), `HOLON_FAULTS_EVERY_INDEX=1` every
 call index with every mode (100 cases, about five minutes)."""
 
@@ -66,6 +67,11 @@ READS = [route for route in ROUTES if route[0] == "GET"]
 REFUSALS: tuple[Mode, ...] = ("secondary_rate_limit", "403", "404")
 RETRY_LATER = 60
 WORKERS = 3
+# Known gap (holon/serve/github_hooks.py): a settle write that fails is not tried again by a
+# re-run of the job, which finds the event handled ("no work on record"): the comment keeps
+# its earlier state (`working`, or `finished` without the pull request's link) though the step
+# failed loudly. `test_a_failed_settle_is_written_by_the_rerun` records it.
+SETTLE_GAP = "a failed settle of the comment is not written again by a re-run of the job"
 _PULL_LINK = re.compile(r"pull request \\#(\d+)")
 
 
@@ -96,34 +102,43 @@ def _fault(case: tuple[int | None, str, str, Mode]) -> Fault:
     return Fault(mode, operation=operation, method=method, retry_after=RETRY_LATER)
 
 
-def check_truth(story: Story, final: bool) -> None:
-    """What GitHub holds after a step, and whether the comment and outputs tell the truth."""
+def check_truth(story: Story, final: bool, stale_comment: bool = False) -> None:
+    """What GitHub holds after a step, and whether the comment and outputs tell the truth.
+    `stale_comment`: the comment's own write failed (see `SETTLE_GAP`), so it may still show
+    an earlier state; the step that failed it must then have failed loudly."""
     pulls = story.pulls()
     assert len(story.comments()) <= 1, story.comments()
     assert len(pulls) <= 1, [p.title for p in pulls]
     for pull in pulls:
-        assert pull.pull is not None and pull.pull.head == BRANCH
-        holon_reviews = [r for r in pull.pull.reviews if r.get("user") == story.first.server.login]
-        assert len(holon_reviews) <= 1
+        assert pull.pull is not None
+        assert pull.pull.head == BRANCH
+        login = story.first.server.login
+        assert len([r for r in pull.pull.reviews if r.get("user") == login]) <= 1
     outcome = story.outcome()
     comment = story.comments()[-1] if story.comments() else ""
     if outcome == "finished":
         assert len(pulls) == 1, "the comment says finished, and no pull request was opened"
         linked = _PULL_LINK.search(comment)
-        assert linked and int(linked.group(1)) == pulls[0].number, comment
+        assert linked, comment
+        assert int(linked.group(1)) == pulls[0].number, comment
     said = outputs(story.last).get("lifecycle_outcome")
     if said == "finished":
         assert len(pulls) == 1, "the outputs say finished, and no pull request was opened"
-    if final:
+    if stale_comment:
+        first = story.first_done
+        assert first.returncode == 1, first.stdout
+        assert "::error::GitHub: progress not written" in first.stdout, first.stdout
+    elif final:
         # Handled: the comment is settled (not left `working` forever) and, unless it
         # finished, says what stopped it.
         assert outcome not in (None, "working", "?"), (outcome, comment)
         if outcome != "finished":
-            assert "**Outcome:**" in comment and len(comment) > 200, comment
+            assert "**Outcome:**" in comment, comment
+            assert len(comment) > 200, comment  # more than the outcome: what happened
     assert_state_valid(story.last.state_dir)
 
 
-def _story(tmp: Path, *faults: Fault) -> tuple[Story, list[str]]:
+def _story(tmp: Path, *faults: Fault, stale_comment: bool = False) -> tuple[Story, list[str]]:
     """The story with `faults`, then run again if the first step did not finish; the
     operations the faults hit."""
     with LoopbackGitHub(token=TOKEN) as server:
@@ -135,7 +150,7 @@ def _story(tmp: Path, *faults: Fault) -> tuple[Story, list[str]]:
             run_again(tmp, server, story)
             assert story.again_done is not None
             assert_exit_clean(story.again_done)
-        check_truth(story, final=True)
+        check_truth(story, final=True, stale_comment=stale_comment)
     server.assert_clean()
     return story, hit
 
@@ -150,7 +165,8 @@ def test_the_story_makes_the_recorded_calls(tmp_path: Path) -> None:
         assert story.outcome() == "finished"
         comments, writes = story.comments(), _writes(server)
         run_again(tmp_path, server, story)
-        assert story.again_done is not None and story.again_done.returncode == 0
+        assert story.again_done is not None
+        assert story.again_done.returncode == 0
         assert story.comments() == comments
         assert _writes(server) == writes
     # The order of a few reads depends on timing; the routes do not.
@@ -190,7 +206,10 @@ def test_every_route_failing_every_way_ends_consistent(tmp_path: Path) -> None:
     def one(number: int) -> str | None:
         case = CASES[number]
         try:
-            story, hit = _story(tmp_path / f"case-{number}", _fault(case))
+            # A refused or failed write of the comment itself (not a lost answer, and not a
+            # 404, after which the comment is made anew) may leave it stale: SETTLE_GAP.
+            stale = case[2] == "issues/update-comment" and case[3] in ("5xx", *REFUSALS[:2])
+            story, hit = _story(tmp_path / f"case-{number}", _fault(case), stale_comment=stale)
         except AssertionError as exc:
             return f"{case}: {str(exc)[:600]}"
         if case[0] is None and hit != [case[2]]:
@@ -216,3 +235,15 @@ def test_a_comment_whose_answer_times_out_is_not_posted_twice(tmp_path: Path) ->
         assert len(story.comments()) == 1
         assert server.count("issues/create-comment") == 1
     server.assert_clean()
+
+
+@pytest.mark.xfail(strict=True, reason=SETTLE_GAP)
+def test_a_failed_settle_is_written_by_the_rerun(tmp_path: Path) -> None:
+    # The last write of the story, the comment's handoff with the pull request, fails (502);
+    # the job fails, and its re-run should write the handoff the comment lacks.
+    last = Fault("5xx", operation="issues/update-comment", method="PATCH", nth=1)
+    with LoopbackGitHub(token=TOKEN) as server:
+        story = first_step(tmp_path, server, last)
+        assert story.first_done.returncode == 1
+        run_again(tmp_path, server, story)
+        check_truth(story, final=True)
