@@ -253,6 +253,11 @@ class DockerBackend:
             try:
                 result = container.wait(timeout=job.timeout)
                 exit_code = int(result.get("StatusCode", 1))
+                if exit_code != 0 and _oom_killed(container):
+                    error = (
+                        "the agent's container was killed by its memory limit "
+                        f"(OOM, --memory {self.options.memory})"
+                    )
             except requests.exceptions.ReadTimeout:
                 timed_out = True
             except (DockerException, requests.RequestException) as exc:
@@ -292,6 +297,16 @@ class DockerBackend:
                 # its label lets an operator find it.
                 notes.append(f"could not remove container {container.id[:12]}: {_one_line(exc)}")
         return Execution(exit_code, timed_out, started, ended, notes, error)
+
+
+def _oom_killed(container: Any) -> bool:
+    """Whether the kernel killed the container for its memory limit (the engine's State says;
+    an exit status of 137 alone could be any SIGKILL)."""
+    try:
+        container.reload()
+        return bool(container.attrs.get("State", {}).get("OOMKilled"))
+    except (DockerException, requests.RequestException, AttributeError):
+        return False  # unknown: the exit status still fails the run
 
 
 def _close_stream(output: Any) -> None:

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from holon.errors import Unavailable
+from holon.runner import RunRequest, run
+from tests.conftest import spec_for
 from tests.faults.model_faults import MODEL_FAULTS, ModelFault, faulty_model
 from tests.faults.story import assert_exit_clean, assert_state_valid, first_step, outputs
 from tests.support.github_fake.loopback import LoopbackGitHub
@@ -55,3 +60,50 @@ def test_a_provider_in_trouble_fails_the_run_naming_it(tmp_path: Path, mode: Mod
     assert NAMED[mode] in json.loads(said["handoff"])["closure"]["detail"]
     assert said["lifecycle_outcome"] == "failed"
     assert "the provider failed" in story.comments()[0]
+
+
+# -- Docker ----------------------------------------------------------------------------------
+def _docker_request(image: str, workspace: Path, output: Path, **kw: Any) -> RunRequest:
+    return RunRequest(
+        spec=spec_for("success"),
+        workspace=workspace,
+        output=output,
+        runtime="docker",
+        image=image,
+        work_dir=output.parent,
+        **kw,
+    )
+
+
+@pytest.mark.docker
+def test_a_missing_image_fails_the_run_naming_it(
+    docker_client: Any, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    missing = "holon-test/no-such-image:never-built"
+    try:
+        result = run(_docker_request(missing, make_repo(), tmp_path / "out"))
+    except Unavailable as exc:
+        reason = str(exc)
+    else:
+        assert result.status == "failed", result
+        reason = str(result.reason)
+    assert missing in reason
+    assert "not in the local Docker engine" in reason
+
+
+@pytest.mark.docker
+def test_a_container_killed_by_its_memory_limit_fails_naming_it(
+    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # busybox: a shell variable grown past the 8 MB limit; the kernel kills the container.
+    hog = ["/bin/sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\000' a); echo ${#x}"]
+    result = run(
+        _docker_request(agent_image, make_repo(), tmp_path / "out", memory="8m", agent=hog)
+    )
+    assert result.status == "failed", result
+    assert result.agent_exit_code == 137
+    assert result.reason is not None
+    assert "killed by its memory limit (OOM, --memory 8m)" in result.reason, result.reason
+    assert result.closure is not None
+    assert result.closure.closure_outcome == "failed"
+    assert "OOM" in str(result.closure.detail)
