@@ -325,5 +325,9 @@ def _pump(output: Any, job: Job, notes: list[str]) -> None:
     try:
         for chunk in output:
             job.log.write(chunk)
+    except ValueError:
+        # The stream was closed under the read: the run ended while the container still ran
+        # (the engine lost, the container not stopped); a crash of this thread helps nobody.
+        notes.append("the agent's output stream was closed before it ended; run.log may be short")
     except (DockerException, requests.RequestException, OSError) as exc:
         notes.append(f"the agent's output stream broke: {_one_line(exc)}; run.log may be short")

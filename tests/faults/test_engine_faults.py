@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
+from docker.models.containers import Container
 
 from holon.errors import Unavailable
 from holon.runner import RunRequest, run
+from holon.runner.docker_backend import RUN_LABEL
 from tests.conftest import spec_for
 from tests.faults.model_faults import MODEL_FAULTS, ModelFault, faulty_model
 from tests.faults.story import assert_exit_clean, assert_state_valid, first_step, outputs
@@ -63,9 +66,11 @@ def test_a_provider_in_trouble_fails_the_run_naming_it(tmp_path: Path, mode: Mod
 
 
 # -- Docker ----------------------------------------------------------------------------------
-def _docker_request(image: str, workspace: Path, output: Path, **kw: Any) -> RunRequest:
+def _docker_request(
+    image: str, workspace: Path, output: Path, mode: str = "success", **kw: Any
+) -> RunRequest:
     return RunRequest(
-        spec=spec_for("success"),
+        spec=spec_for(mode),
         workspace=workspace,
         output=output,
         runtime="docker",
@@ -107,3 +112,70 @@ def test_a_container_killed_by_its_memory_limit_fails_naming_it(
     assert result.closure is not None
     assert result.closure.closure_outcome == "failed"
     assert "OOM" in str(result.closure.detail)
+
+
+def _engine_lost(*args: Any, **kwargs: Any) -> Any:
+    """The Docker engine going away under a call (a restart): the SDK's connection error."""
+    time.sleep(0.5)  # mid-run: the agent is running
+    raise requests.exceptions.ConnectionError(
+        "('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))"
+    )
+
+
+def _containers(docker_client: Any, run_id: str) -> list[Any]:
+    return list(docker_client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}))
+
+
+@pytest.mark.docker
+def test_the_engine_restarting_mid_run_fails_the_run_and_reaps_the_container(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The wait for the agent (mode `sleep`: 300 s) loses the engine; the engine is back for
+    # the stop and the removal, which end the container.
+    monkeypatch.setattr(Container, "wait", _engine_lost)
+    started = time.monotonic()
+    request = _docker_request(agent_image, make_repo(), tmp_path / "out", "sleep", timeout=120)
+    result = run(request)
+    assert time.monotonic() - started < 30  # no hang on the lost wait
+    assert result.status == "failed", result
+    assert "the runtime failed: lost the Docker engine while waiting for the agent" in str(
+        result.reason
+    )
+    assert "Connection reset by peer" in str(result.reason)
+    assert result.closure is not None
+    assert result.closure.closure_outcome == "failed"
+    assert _containers(docker_client, result.run_id) == []
+
+
+@pytest.mark.docker
+def test_the_engine_gone_for_good_ends_the_run_and_names_the_leftover(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every call after the start fails: the run still ends (failed), promptly, and says which
+    # container it could not remove (labelled with the run id, for an operator or a sweep).
+    for name in ("wait", "stop", "remove"):
+        monkeypatch.setattr(Container, name, _engine_lost)
+    request = _docker_request(agent_image, make_repo(), tmp_path / "out", "sleep", timeout=120)
+    started = time.monotonic()
+    result = run(request)
+    assert time.monotonic() - started < 30
+    monkeypatch.undo()
+    leftovers = _containers(docker_client, result.run_id)
+    try:
+        assert result.status == "failed", result
+        assert "lost the Docker engine" in str(result.reason)
+        assert len(leftovers) == 1
+        assert any(
+            n.startswith(f"could not remove container {leftovers[0].id[:12]}") for n in result.notes
+        ), result.notes
+    finally:
+        for container in leftovers:
+            container.remove(force=True)
