@@ -14,7 +14,9 @@ Configuration is read from an environment mapping the caller passes (never `os.e
   GitHub App's token also starts `ghs_` but writes as `<app>[bot]`: set the login for it.
 - `HOLON_GITHUB_WRITE_SPACING` (default 1s, GitHub's advice between writes), `HOLON_GITHUB_TIMEOUT`
   (default 30s per request), `HOLON_GITHUB_MAX_WAIT` (default 90s: the longest rate-limit wait
-  before `RateLimited`), `HOLON_GITHUB_RETRIES` (default 3): durations as `90s`, `2m` or seconds.
+  before `RateLimited`), `HOLON_GITHUB_RETRIES` (default 3), `HOLON_GITHUB_BACKOFF` (default 1s:
+  the first wait before a failed read is sent again, doubled each time): durations as `90s`,
+  `2m` or seconds.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class GitHubConfig(BaseModel):
     timeout: float = 30.0
     max_wait: float = 90.0
     retries: int = 3
+    backoff: float = 1.0
 
     @field_validator("api_url")
     @classmethod
@@ -102,6 +105,7 @@ _VARIABLES = {
     "HOLON_GITHUB_TIMEOUT": "timeout",
     "HOLON_GITHUB_MAX_WAIT": "max_wait",
     "HOLON_GITHUB_RETRIES": "retries",
+    "HOLON_GITHUB_BACKOFF": "backoff",
 }
 _FIELD_VARIABLE = {field: name for name, field in _VARIABLES.items()}
 
@@ -117,6 +121,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     "timeout": parse_duration,
     "max_wait": lambda text: parse_duration(text, allow_zero=True),
     "retries": _count,
+    "backoff": lambda text: parse_duration(text, allow_zero=True),
 }
 
 
@@ -142,6 +147,7 @@ def make_client(
     retry = HolonRetry(
         total=config.retries,
         max_wait=config.max_wait,
+        backoff=config.backoff,
         on_wait=on_wait or _nothing,
         sleep=sleep,
         clock=clock,

@@ -253,6 +253,11 @@ class DockerBackend:
             try:
                 result = container.wait(timeout=job.timeout)
                 exit_code = int(result.get("StatusCode", 1))
+                if exit_code != 0 and _oom_killed(container):
+                    error = (
+                        "the agent's container was killed by its memory limit "
+                        f"(OOM, --memory {self.options.memory})"
+                    )
             except requests.exceptions.ReadTimeout:
                 timed_out = True
             except (DockerException, requests.RequestException) as exc:
@@ -294,6 +299,16 @@ class DockerBackend:
         return Execution(exit_code, timed_out, started, ended, notes, error)
 
 
+def _oom_killed(container: Any) -> bool:
+    """Whether the kernel killed the container for its memory limit (the engine's State says;
+    an exit status of 137 alone could be any SIGKILL)."""
+    try:
+        container.reload()
+        return bool(container.attrs.get("State", {}).get("OOMKilled"))
+    except (DockerException, requests.RequestException, AttributeError):
+        return False  # unknown: the exit status still fails the run
+
+
 def _close_stream(output: Any) -> None:
     with contextlib.suppress(OSError, DockerException):
         output.close()
@@ -310,5 +325,9 @@ def _pump(output: Any, job: Job, notes: list[str]) -> None:
     try:
         for chunk in output:
             job.log.write(chunk)
+    except ValueError:
+        # The stream was closed under the read: the run ended while the container still ran
+        # (the engine lost, the container not stopped); a crash of this thread helps nobody.
+        notes.append("the agent's output stream was closed before it ended; run.log may be short")
     except (DockerException, requests.RequestException, OSError) as exc:
         notes.append(f"the agent's output stream broke: {_one_line(exc)}; run.log may be short")

@@ -111,14 +111,16 @@ def test_spacing_timeout_wait_and_retries() -> None:
             "HOLON_GITHUB_TIMEOUT": "1m",
             "HOLON_GITHUB_MAX_WAIT": "250ms",
             "HOLON_GITHUB_RETRIES": "0",
+            "HOLON_GITHUB_BACKOFF": "0",
         }
     )
-    assert (config.write_spacing, config.timeout, config.max_wait, config.retries) == (
-        0.0,
-        60.0,
-        0.25,
-        0,
-    )
+    assert (
+        config.write_spacing,
+        config.timeout,
+        config.max_wait,
+        config.retries,
+        config.backoff,
+    ) == (0.0, 60.0, 0.25, 0, 0.0)
 
 
 @pytest.mark.parametrize(
@@ -130,6 +132,7 @@ def test_spacing_timeout_wait_and_retries() -> None:
         ("HOLON_GITHUB_MAX_WAIT", "nan"),
         ("HOLON_GITHUB_RETRIES", "11"),
         ("HOLON_GITHUB_RETRIES", "two"),
+        ("HOLON_GITHUB_BACKOFF", "-1s"),
     ],
 )
 def test_a_bad_number_names_its_variable(name: str, value: str) -> None:

@@ -102,6 +102,16 @@ def test_a_read_failing_every_time_gives_up_after_the_retries(
     assert recorder.slept == [1.0, 2.0]  # backoff doubles
 
 
+def test_the_configured_backoff_is_the_first_wait(
+    github_fake: GitHubFake, recorder: Recorder
+) -> None:
+    # HOLON_GITHUB_BACKOFF: 0 in tests that fail reads on purpose, so they take no time.
+    github_fake.on("issues/get", status=503)
+    with pytest.raises(ServerError), map_errors("issues/get"):
+        _repo(recorder.client(retries=2, backoff=0.25)).get_issue(1347).title  # noqa: B018
+    assert recorder.slept == [0.25, 0.5]
+
+
 def test_a_503_with_retry_after_waits_that_long(
     github_fake: GitHubFake, recorder: Recorder
 ) -> None:

@@ -11,7 +11,9 @@ subprocess (`GITHUB_API_URL=server.url`) or want real HTTP under the client.
 Only routes of GitHub's REST description that the fake implements are answered; any other
 request gets 501 and is recorded as a violation, which fails the test at teardown. Unknown
 objects get GitHub's 404 body. `fail(operation, status, ...)` makes the next calls to an
-operation fail, for the error paths. With `token`, a request without it gets GitHub's 401.
+operation fail, for the error paths; `faults` is a schedule of failures by request index or
+operation pattern and method (`faults.py`: 5xx, accepted then timed out, secondary rate limit,
+403, 404). With `token`, a request without it gets GitHub's 401.
 The one path outside the API is `/_blobs/<token>`: the signed URL an artifact download
 redirects to (`artifacts.py`), served without authorization and recorded as operation `blob`.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -29,6 +32,7 @@ import tests.support.github_fake.listing  # noqa: F401  (handlers: repository-wi
 from tests.support.github_fake import issues, repo_data, review_comments  # noqa: F401  (handlers)
 from tests.support.github_fake.artifacts import BLOB, BLOBS, Redirect
 from tests.support.github_fake.calls import Call, CallLog
+from tests.support.github_fake.faults import Drop, FaultSchedule
 from tests.support.github_fake.render import Renderer
 from tests.support.github_fake.request import HANDLERS, Request
 from tests.support.github_fake.routes import routes
@@ -56,6 +60,7 @@ class LoopbackGitHub(CallLog):
         self.state = GitHubState(repos)
         self.lock = threading.Lock()
         self._failures: dict[str, list[tuple[tuple[int, Any, dict[str, str]], bool]]] = {}
+        self.faults = FaultSchedule()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # idle keep-alive connections must not hold stop()
@@ -127,6 +132,9 @@ class LoopbackGitHub(CallLog):
             failure, done = failures.pop(0) if failures else (None, False)
             if failure is not None and not done:
                 return failure
+            fault = self.faults.match(len(self.calls) - 1, method, route.operation)
+            if fault is not None and fault.before_effect:
+                return fault.reply()
             try:
                 body = json.loads(raw) if raw else None
                 request = Request(
@@ -145,6 +153,8 @@ class LoopbackGitHub(CallLog):
                 return refused.status, error_body(refused.status, refused.message), {}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 return 422, error_body(422, f"Invalid request: {exc.__class__.__name__}"), {}
+            if fault is not None:  # done, and the answer is lost
+                return 0, Drop(fault.stall), {}
             if isinstance(answer, Redirect):
                 return failure or (status, None, {"Location": answer.location})
             return failure or (status, answer, {})
@@ -179,6 +189,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, body, extra = github.handle(self.command, self.path, headers, raw)
+        if isinstance(body, Drop):
+            time.sleep(body.stall)
+            self.close_connection = True  # no answer: the client's read fails
+            return
         if not isinstance(body, bytes):  # a blob is sent as it is
             body = b"" if body is None else json.dumps(body).encode()
         data = body
