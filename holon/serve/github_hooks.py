@@ -240,6 +240,11 @@ class GitHubHooks:
         self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
         # What each subject's skill runs spent in this process (the handoff's usage line).
         self.spent: dict[str, Spend] = {}
+        # Subjects whose comment a settle failed to write, and those written since: the serve
+        # keeps the first in its state, so a later pass (a re-run, the next event, a tick)
+        # writes the handoff the comment lacks (`resettle`).
+        self.unsettled: set[str] = set()
+        self.resettled: set[str] = set()
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -272,7 +277,7 @@ class GitHubHooks:
                 continue
             seen.add(key)
             made = _made(report, intent)
-            self._guarded("settle", self._settle, intent, closure, made)
+            self._guarded("settle", self._settle, intent, closure, made, subject=subject)
         # A stop is answered even when it ended no run; a run it ended settled its comment.
         answered = {key[0] for key in seen}
         for stop in stops_of(report):
@@ -281,7 +286,7 @@ class GitHubHooks:
             if closure is None or subject in answered:
                 continue
             answered.add(subject)
-            self._guarded("settle", self._settle_stop, stop, closure)
+            self._guarded("settle", self._settle_stop, stop, closure, subject=subject)
         # Held work continued (controller/held.py) ended no run, yet moved the subject's
         # closure on: its comment says so (finished, or still continuing).
         for subject in continued_subjects(report):
@@ -363,7 +368,7 @@ class GitHubHooks:
         """Settle `subject`'s comment with a closure decided after its passes (a re-activation:
         still continuing, or a spent budget's operator wait): the comment this step settled
         for it, with what that said it made, else the one of its current work."""
-        self._guarded("settle", self._settle_subject, subject, closure, recorded)
+        self._guarded("settle", self._settle_subject, subject, closure, recorded, subject=subject)
 
     def _settle_subject(self, key: str, closure: ClosureRecord, recorded: tuple[str, ...]) -> None:
         from holon.closure.handoff import HandoffContext, build_handoff
@@ -394,9 +399,15 @@ class GitHubHooks:
         url = outcome.output.get("url")
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
 
-    def _guarded(self, what: str, write: Callable[..., None], *args: Any) -> None:
+    def _guarded(
+        self, what: str, write: Callable[..., None], *args: Any, subject: str | None = None
+    ) -> None:
         try:
             write(*args)
+            if subject is not None:
+                self.unsettled.discard(subject)
+                self.resettled.add(subject)
+            return
         except EffectRefused as exc:
             self._failed(line(f"GitHub: progress not written ({what}): {exc.reason}", NOTE_LIMIT))
         except HolonError as exc:  # GitHubError among them: one line, nothing secret
@@ -405,6 +416,10 @@ class GitHubHooks:
             log_traceback(exc)
             name = type(exc).__name__
             self._failed(f"GitHub: progress not written ({what}): {name} raised")
+
+        if subject is not None:
+            self.unsettled.add(subject)
+            self.resettled.discard(subject)
 
     def _failed(self, text: str) -> None:
         self.failed_writes.append(text)

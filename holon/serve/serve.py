@@ -468,11 +468,24 @@ class Serve:
         for report in reports:
             if self.hooks is not None:
                 self.hooks.after_pass(report)
+                self._settle_unsettled(report)
             self.tally.add(report)
             self.follow_ups.extend(report.follow_ups)
             if self._answers:
                 self.reports.append(report)
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)
+
+    def _settle_unsettled(self, report: PassReport) -> None:
+        """Keep the subjects whose comment this pass failed to write; write those an earlier
+        pass (or step) failed to, from their closures in the state (unsettled.py)."""
+        from holon.serve import unsettled
+
+        hooks: object = self.hooks  # the GitHub edge's hooks settle comments; others do not
+        if not isinstance(hooks, unsettled.Settling):
+            return
+        now = self.clock()
+        failed = unsettled.keep(self.state, hooks, now, self.writer)
+        unsettled.resettle(self.state, hooks, now, self.writer, skip=failed | set(report.subjects))
 
     def drain_inbox(self, timeout: float = 0) -> None:
         """Handle accepted deliveries in order, waiting up to `timeout` for the first."""

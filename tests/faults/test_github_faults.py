@@ -67,11 +67,6 @@ READS = [route for route in ROUTES if route[0] == "GET"]
 REFUSALS: tuple[Mode, ...] = ("secondary_rate_limit", "403", "404")
 RETRY_LATER = 60
 WORKERS = 3
-# Known gap (holon/serve/github_hooks.py): a settle write that fails is not tried again by a
-# re-run of the job, which finds the event handled ("no work on record"): the comment keeps
-# its earlier state (`working`, or `finished` without the pull request's link) though the step
-# failed loudly. `test_a_failed_settle_is_written_by_the_rerun` records it.
-SETTLE_GAP = "a failed settle of the comment is not written again by a re-run of the job"
 _PULL_LINK = re.compile(r"pull request \\#(\d+)")
 
 
@@ -102,10 +97,8 @@ def _fault(case: tuple[int | None, str, str, Mode]) -> Fault:
     return Fault(mode, operation=operation, method=method, retry_after=RETRY_LATER)
 
 
-def check_truth(story: Story, final: bool, stale_comment: bool = False) -> None:
-    """What GitHub holds after a step, and whether the comment and outputs tell the truth.
-    `stale_comment`: the comment's own write failed (see `SETTLE_GAP`), so it may still show
-    an earlier state; the step that failed it must then have failed loudly."""
+def check_truth(story: Story, final: bool) -> None:
+    """What GitHub holds after a step, and whether the comment and outputs tell the truth."""
     pulls = story.pulls()
     assert len(story.comments()) <= 1, story.comments()
     assert len(pulls) <= 1, [p.title for p in pulls]
@@ -124,11 +117,7 @@ def check_truth(story: Story, final: bool, stale_comment: bool = False) -> None:
     said = outputs(story.last).get("lifecycle_outcome")
     if said == "finished":
         assert len(pulls) == 1, "the outputs say finished, and no pull request was opened"
-    if stale_comment:
-        first = story.first_done
-        assert first.returncode == 1, first.stdout
-        assert "::error::GitHub: progress not written" in first.stdout, first.stdout
-    elif final:
+    if final:
         # Handled: the comment is settled (not left `working` forever) and, unless it
         # finished, says what stopped it.
         assert outcome not in (None, "working", "?"), (outcome, comment)
@@ -138,7 +127,7 @@ def check_truth(story: Story, final: bool, stale_comment: bool = False) -> None:
     assert_state_valid(story.last.state_dir)
 
 
-def _story(tmp: Path, *faults: Fault, stale_comment: bool = False) -> tuple[Story, list[str]]:
+def _story(tmp: Path, *faults: Fault) -> tuple[Story, list[str]]:
     """The story with `faults`, then run again if the first step did not finish; the
     operations the faults hit."""
     with LoopbackGitHub(token=TOKEN) as server:
@@ -150,7 +139,7 @@ def _story(tmp: Path, *faults: Fault, stale_comment: bool = False) -> tuple[Stor
             run_again(tmp, server, story)
             assert story.again_done is not None
             assert_exit_clean(story.again_done)
-        check_truth(story, final=True, stale_comment=stale_comment)
+        check_truth(story, final=True)
     server.assert_clean()
     return story, hit
 
@@ -206,10 +195,8 @@ def test_every_route_failing_every_way_ends_consistent(tmp_path: Path) -> None:
     def one(number: int) -> str | None:
         case = CASES[number]
         try:
-            # A refused or failed write of the comment itself (not a lost answer, and not a
-            # 404, after which the comment is made anew) may leave it stale: SETTLE_GAP.
-            stale = case[2] == "issues/update-comment" and case[3] in ("5xx", *REFUSALS[:2])
-            story, hit = _story(tmp_path / f"case-{number}", _fault(case), stale_comment=stale)
+            # A failed write of the comment itself is written by the re-run (serve/unsettled.py).
+            story, hit = _story(tmp_path / f"case-{number}", _fault(case))
         except AssertionError as exc:
             return f"{case}: {str(exc)[:600]}"
         if case[0] is None and hit != [case[2]]:
@@ -237,7 +224,6 @@ def test_a_comment_whose_answer_times_out_is_not_posted_twice(tmp_path: Path) ->
     server.assert_clean()
 
 
-@pytest.mark.xfail(strict=True, reason=SETTLE_GAP)
 def test_a_failed_settle_is_written_by_the_rerun(tmp_path: Path) -> None:
     # The last write of the story, the comment's handoff with the pull request, fails (502);
     # the job fails, and its re-run should write the handoff the comment lacks.
