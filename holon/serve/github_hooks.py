@@ -240,6 +240,9 @@ class GitHubHooks:
         self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
         # What each subject's skill runs spent in this process (the handoff's usage line).
         self.spent: dict[str, Spend] = {}
+        # Told each progress comment written when a run starts (the serve journals it: the
+        # time to first comment of `holon report`); what it gets names no text of the comment.
+        self.announced: Callable[[dict[str, Any]], None] = lambda what: None
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -311,7 +314,17 @@ class GitHubHooks:
         if subject is None:
             return
         skill = str(intent.args.get("skill") or "") or None
-        start_progress(self.scope, subject, skill, self.run_url)
+        outcome = start_progress(self.scope, subject, skill, self.run_url)
+        comment = outcome.output.get("comment_id")
+        self.announced(
+            {
+                "intent_id": intent.id,
+                "event_id": intent.event_id,
+                "subject": intent.target.subject(),
+                "skill": skill,
+                "comment_id": comment if isinstance(comment, int) else None,
+            }
+        )
         head = intent.args.get("head_sha")
         if subject.kind == "pull_request" and isinstance(head, str) and head:
             from holon.github.checks import start_check  # check runs: pull requests only
