@@ -316,25 +316,24 @@ def _count_events(report: Report, events: list[Mapping[str, Any]], table: _Table
 
 
 def _count_runs(actions: list[Mapping[str, Any]], intents: Intents, table: _Table) -> None:
-    last: dict[str, Mapping[str, Any]] = {}
+    last: dict[str, tuple[datetime, Mapping[str, Any]]] = {}
     for entry in actions:
         if entry.get("type") != "run_skill" or entry.get("dry_run") is True:
             continue
-        intent = entry.get("intent_id")
-        if not isinstance(intent, str):
+        intent, at = entry.get("intent_id"), parse_time(entry.get("at"))
+        if not isinstance(intent, str) or at is None:
             continue
-        at = parse_time(entry.get("at"))
         spent = _spend(entry.get("usage"))
-        cell = table.cell(intents.skill(intent), at)
+        cell = table.cell(intents.skill(intent), at) if spent is not None else None
         if spent is not None and cell is not None:
             cell.spend = cell.spend + spent  # every attempt spent what it spent
         before = last.get(intent)
-        if before is None or str(before.get("at")) <= str(entry.get("at")):
-            last[intent] = entry
-    for intent, entry in last.items():
+        if before is None or before[0] <= at:
+            last[intent] = (at, entry)
+    for intent, (at, entry) in last.items():
         if intent in intents.publishing:
             continue
-        cell = table.cell(intents.skill(intent), parse_time(entry.get("at")))
+        cell = table.cell(intents.skill(intent), at)
         if cell is None:
             continue
         cell.runs += 1
