@@ -140,7 +140,8 @@ def test_the_figures_per_skill_and_week() -> None:
     assert solve.usd_per_merged_pr == 0.5
     fix = _row(report, "fix", week48)
     assert (fix.runs, fix.run_outcomes, fix.closures) == (1, {"failure": 1}, {"failed": 1})
-    assert fix.first_comment is None and fix.usd_per_merged_pr is None
+    assert fix.first_comment is None
+    assert fix.usd_per_merged_pr is None
     later = _row(report, "solve", week49)
     assert (later.prs_opened, later.prs_unknown, later.spend.cost_usd) == (1, 1, 0.25)
     assert _row(report, DECIDER, week49).spend.cost_usd == 0.25
@@ -153,7 +154,8 @@ def test_the_figures_per_skill_and_week() -> None:
 
 def test_since_leaves_out_what_happened_before() -> None:
     report = build_report(**_story(), since=NEXT)
-    assert {(r.skill, r.week) for r in report.rows} == {("solve", "2026-W49"), (DECIDER, "2026-W49")}
+    weeks = {(r.skill, r.week) for r in report.rows}
+    assert weeks == {("solve", "2026-W49"), (DECIDER, "2026-W49")}
     assert (report.total.runs, report.total.prs_opened, report.events) == (1, 1, 1)
     assert report.since == NEXT.isoformat()
 
