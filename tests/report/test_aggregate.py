@@ -167,8 +167,13 @@ def test_entries_of_an_unexpected_shape_are_left_out_never_fatal() -> None:
         {"id": "x3", "type": "run_skill", "intent_id": "a9", "at": _at(MON), "usage": {"x": 1}},
         {"id": "x4", "status": "succeeded", "effect": "publish", "output": [1], "at": _at(MON)},
     ]
-    weird = [{"id": "d", "intents": ["no", {"type": "run_skill", "args": "none"}], "usage": 5}]
-    events = [{"id": "p", "at": "soon", "progress": {"event_id": 1}}, {"id": "e", "type": 3}]
+    weird: list[dict[str, Any]] = [
+        {"id": "d", "intents": ["no", {"type": "run_skill", "args": "none"}], "usage": 5}
+    ]
+    events: list[dict[str, Any]] = [
+        {"id": "p", "at": "soon", "progress": {"event_id": 1}},
+        {"id": "e", "type": 3},
+    ]
     report = build_report(events=events, decisions=weird, actions=odd, state=ServeState())
     assert [(r.skill, r.runs, r.spend.tokens) for r in report.rows] == [("(unknown)", 1, 0)]
 

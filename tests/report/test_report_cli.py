@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from holon.report.aggregate import Report
@@ -115,7 +116,10 @@ def test_the_report_of_a_served_state_then_a_merge_seen_on_a_tick(
 ) -> None:
     done = _report(served, "--json")
     assert done.returncode == 0, done.stderr
-    report = Report.model_validate_json(done.stdout)  # the --json schema
+    # The --json schema: the published one (schemas/report.schema.json), and the model.
+    schema = json.loads((Path(__file__).parents[2] / "schemas/report.schema.json").read_text())
+    jsonschema.validate(json.loads(done.stdout), schema)
+    report = Report.model_validate_json(done.stdout)
     (row,) = report.skills
     assert row.skill == SKILL
     assert row.runs == 3
