@@ -295,7 +295,7 @@ def _count_events(report: Report, events: list[Mapping[str, Any]], table: _Table
     firsts: dict[str, tuple[datetime, str]] = {}
     for entry in events:
         at = parse_time(entry.get("at"))
-        if "error" in entry and "type" not in entry:
+        if str(entry.get("id")).startswith("error:") and "type" not in entry:
             report.skipped_lines += 1  # a broken line or delivery, journaled and skipped
         elif isinstance(entry.get("type"), str) and at is not None:
             if table.since is None or at >= table.since:

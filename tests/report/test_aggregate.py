@@ -94,6 +94,8 @@ def _story() -> dict[str, Any]:
         {"id": "progress:a2", "at": _at(MON, 65), "progress": {"event_id": "e2", "skill": "solve"}},
         {"id": "progress:a4", "at": _at(NEXT, 7), "progress": {"event_id": "e4", "skill": "solve"}},
         {"id": "error:replay:3", "at": _at(MON), "error": "line 3 is not JSON"},
+        # An event Holon failed on is no skipped line (its own error, journaled apart).
+        {"id": "failed:e3", "at": _at(MON), "error": "internal error"},
         {"id": "pr:5:merged", "at": _at(NEXT), "pr_merged": {"number": 5, "subject": "issue:1"}},
     ]
     decisions = [
