@@ -32,6 +32,7 @@ SCHEMAS: dict[str, tuple[str, JsonSchemaMode]] = {
     "state": ("holon.state.model:ServeState", "validation"),  # state.json
     "context": ("holon.contract.context:ContextManifest", "serialization"),  # context manifest
     "config": ("holon.skills.config:RepoConfig", "validation"),  # .holon/config.yaml
+    "report": ("holon.report.aggregate:Report", "serialization"),  # `holon report --json`
 }
 
 

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "one GitHub Actions step: the event, decided, done, settled",
     ),
     "eval": ("holon.cli.eval_cmd", "score the deciders on a corpus of decision scenarios"),
+    "report": (
+        "holon.cli.report_cmd",
+        "runs, closures, pull requests and spend per skill and week",
+    ),
 }
 
 

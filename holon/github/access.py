@@ -39,6 +39,8 @@ class Pull:
     base_ref: str
     base_repo: str
     mergeable: bool | None  # None: GitHub has not computed it yet
+    merged_at: str | None = None  # GitHub's times of the end, when it gives them
+    closed_at: str | None = None
 
 
 @dataclass(frozen=True)

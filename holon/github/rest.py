@@ -93,6 +93,8 @@ class RestAccess:
             base_ref=_text(base.get("ref")),
             base_repo=_text(_obj(base.get("repo")).get("full_name")),
             mergeable=mergeable if isinstance(mergeable, bool) else None,
+            merged_at=_text(data.get("merged_at")) or None,
+            closed_at=_text(data.get("closed_at")) or None,
         )
 
     def reviews(self, repo: str, number: int) -> list[Review]:

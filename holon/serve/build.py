@@ -22,6 +22,7 @@ from holon.executor.handlers import Handler, LazyHandler
 from holon.serve.serve import Serve, ServeOptions
 
 if TYPE_CHECKING:
+    from holon.github.access import Pull
     from holon.serve.edge import GitHubEdge, WaitForward
 
 
@@ -90,10 +91,13 @@ def build_serve(
         run_skill=run_skill,
         # Every write of the work first reads its trigger again (frozen inputs).
         trigger_check=LiveTriggerCheck(edge.client) if edge else None,
+        # On timer ticks, Holon's pull requests are read to learn which were merged or closed.
+        pull_reader=_pull_reader(edge) if edge else None,
     )
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
         hooks.made_of = serve.last_made
+        hooks.announced = serve.journal_progress  # `holon report`'s time to first comment
     waits.to = serve.journal_wait
     notes.to = serve.github_note
     return serve
@@ -117,6 +121,11 @@ def _decider(
     if note is not None:
         report(f"decider: {note}")
     return make_decider(policy, facts, env, guidance, report=report)
+
+
+def _pull_reader(edge: GitHubEdge) -> Callable[[int], Pull]:
+    repo, access = edge.repo, edge.facts.access
+    return lambda number: access.pull(repo, number)
 
 
 def _publisher(

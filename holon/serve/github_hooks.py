@@ -245,6 +245,9 @@ class GitHubHooks:
         # writes the handoff the comment lacks (`resettle`).
         self.unsettled: set[str] = set()
         self.resettled: set[str] = set()
+        # Told each progress comment written when a run starts (the serve journals it: the
+        # time to first comment of `holon report`); what it gets names no text of the comment.
+        self.announced: Callable[[dict[str, Any]], None] = lambda what: None
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -316,7 +319,17 @@ class GitHubHooks:
         if subject is None:
             return
         skill = str(intent.args.get("skill") or "") or None
-        start_progress(self.scope, subject, skill, self.run_url)
+        outcome = start_progress(self.scope, subject, skill, self.run_url)
+        comment = outcome.output.get("comment_id")
+        self.announced(
+            {
+                "intent_id": intent.id,
+                "event_id": intent.event_id,
+                "subject": intent.target.subject(),
+                "skill": skill,
+                "comment_id": comment if isinstance(comment, int) else None,
+            }
+        )
         head = intent.args.get("head_sha")
         if subject.kind == "pull_request" and isinstance(head, str) and head:
             from holon.github.checks import start_check  # check runs: pull requests only

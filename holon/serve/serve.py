@@ -42,7 +42,7 @@ from holon.controller.policy import Policy, load_policy
 from holon.controller.pricing import pricer
 from holon.controller.recovery import deciding_events
 from holon.errorlog import log_traceback
-from holon.errors import InvalidInput
+from holon.errors import HolonError, InvalidInput
 from holon.executor.executor import build_executor
 from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
@@ -62,6 +62,8 @@ from holon.validation import describe_validation_error
 
 if TYPE_CHECKING:
     import github
+
+    from holon.github.access import Pull
 
 
 @dataclass
@@ -161,8 +163,11 @@ class Serve:
         run_skill: Handler | None = None,
         decider: Decider | None = None,
         trigger_check: TriggerCheck | None = None,
+        pull_reader: Callable[[int], Pull] | None = None,
     ) -> None:
         self.options = options
+        # Reads one of Holon's pull requests on a timer tick (None: offline, none is watched).
+        self.pull_reader = pull_reader
         # Who decides (controller/deciders.py); None: the policy's rules.
         self._decider = decider
         # Reads a write's trigger again before the write (None: offline, the check skipped).
@@ -409,6 +414,39 @@ class Serve:
             }
             self.controller.journals.events.append(entry)
 
+    def journal_progress(self, what: dict[str, Any]) -> None:
+        """A progress comment written as a run started (`holon report`'s time to first comment):
+        journaled once per intent, at the time it was written."""
+        if self.controller is not None:
+            entry = {"id": f"progress:{what['intent_id']}", "at": self.clock().isoformat()}
+            self.controller.journals.events.append({**entry, "progress": what})
+
+    def watch_pulls(self) -> None:
+        """On a timer tick: read the pull requests Holon opened that are not known to have ended
+        (a bounded few, least recently read first) and record those merged or closed."""
+        if self.pull_reader is None or self.controller is None:
+            return
+        from holon.report.pulls import due, observed
+
+        for watched in due(self.state):
+            try:
+                pull = self.pull_reader(watched.number)
+            except HolonError as exc:  # read again at a later tick; said, never fatal
+                self.github_note(f"GitHub: pull request #{watched.number} not read: {exc}")
+                continue
+            record, entry = observed(
+                watched,
+                state=pull.state,
+                merged=pull.merged,
+                at=pull.merged_at if pull.merged else pull.closed_at,
+                now=self.clock(),
+                writer=self.writer,
+            )
+            self.state.put(record)
+            if entry is not None:
+                self.controller.journals.events.append(entry)
+            self._since_checkpoint += 1
+
     def _journal_broken(self, entry_id: str, error: str) -> None:
         assert self.controller is not None
         self.broken += 1
@@ -424,6 +462,8 @@ class Serve:
         try:
             self._before_pass()
             self._account(self.controller.handle(env))
+            if env.type == "timer.tick":
+                self.watch_pulls()
         except Exception as exc:
             # A bug in Holon, not in the event: journal it, keep the traceback, go on.
             log = log_traceback(exc)

@@ -93,6 +93,9 @@ class Renderer:
             labels=[self.label(repo, name) for name in issue.labels],
             draft=pull.draft,
             merged=pull.merged,
+            # The example's own times would say every pull request ended in 2011.
+            merged_at=issue.updated_at if pull.merged else None,
+            closed_at=issue.updated_at if issue.state == "closed" else None,
             merge_commit_sha=pull.merge_commit_sha,
             requested_reviewers=[self.user(login) for login in pull.requested_reviewers],
             mergeable=pull.mergeable,
