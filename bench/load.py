@@ -106,6 +106,7 @@ def make_deliveries(count: int) -> list[Delivery]:
         if kind == 0:
             payload = json.loads(json.dumps(comment))
             payload["comment"].update(id=10_000_000 + i, body="/holon status")
+            payload["issue"].update(number=300_000 + i, id=50_000_000 + i)
             event = "issue_comment"
         elif kind == 1:
             payload = json.loads(json.dumps(issue))
@@ -148,7 +149,9 @@ def post(port: int, item: Delivery) -> Answer:
     if response.status == 202:
         with contextlib.suppress(ValueError, AttributeError):
             event_id = json.loads(raw).get("id")
-    return Answer(item.delivery, response.status, seconds, response.getheader("Retry-After"), event_id)
+    return Answer(
+        item.delivery, response.status, seconds, response.getheader("Retry-After"), event_id
+    )
 
 
 def send_all(port: int, items: list[Delivery], concurrency: int, stop_at: float) -> list[Answer]:

@@ -1,0 +1,60 @@
+"""bench.load in quick mode: a real `holon serve --listen` under 300 signed deliveries from 20
+concurrent senders, every criterion but memory flatness judged (too few samples to judge)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import load
+
+
+def test_load_bench_quick_mode_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    began = time.monotonic()
+    code = load.main(
+        [
+            "--deliveries",
+            "300",
+            "--concurrency",
+            "20",
+            "--deadline",
+            "60",
+            "--work-dir",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert time.monotonic() - began < 20
+    assert "FAIL" not in out
+    for criterion in (
+        "every delivery sent and answered 202 or 503 + Retry-After: 300/300 answered",
+        "every accepted delivery journaled exactly once",
+        "every accepted delivery decided exactly once",
+        "inbox empty after stop: 0 deliveries",
+        "serve stopped cleanly (SIGTERM, exit 0): exit 0",
+    ):
+        assert f"PASS  {criterion}" in out, out
+    assert "accept latency (send to 202): p50" in out
+    assert "serve peak RSS (VmHWM)" in out
+    assert list(tmp_path.iterdir()) == []  # its state directory is gone
+
+
+def test_memory_flatness_compares_the_first_and_last_thirds() -> None:
+    samples = [(float(t), kib) for t, kib in enumerate([100, 120, 110, 130, 125, 128, 200, 90, 95])]
+    assert load.flatness(samples) == (120, 200, 3)
+    assert load.flatness(samples[:2]) == (0, 0, 0)
+
+
+def test_deliveries_are_distinct_and_from_the_examples() -> None:
+    items = load.make_deliveries(40)
+    assert len({item.delivery for item in items}) == 40
+    assert len({item.body for item in items}) == 40
+    assert {item.event for item in items} == {
+        "issue_comment",
+        "issues",
+        "pull_request",
+        "check_suite",
+    }
