@@ -40,7 +40,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,14 @@ MIN_SAMPLES_PER_THIRD = 10
 REQUEST_TIMEOUT = 60.0
 # After the last answer: how long the serve may take to decide what it accepted.
 CATCH_UP_SECONDS = 300.0
+# The state's bounded record sets (holon.state.model): dedupe marks up to 20,000; settled
+# intents, memories and closures up to 2,000 each. The warm-up fills them, so memory is judged
+# at the steady state of a long-running serve, not while its state is still filling up.
+DEFAULT_WARM = 22_000
+WARM_MIXED = 9_000  # of the load's mix: 2,250 each of comments (intents), issues, PRs, suites
+WARM_FIRST = 5_000_000  # its numbers and ids apart from the load's
+# Re-sending the refused: no more than this many accepted and not yet decided at a time.
+RESEND_BACKLOG = 200
 
 
 @dataclass(frozen=True)
@@ -91,31 +99,32 @@ class Criterion:
     detail: str
 
 
-def make_deliveries(count: int) -> list[Delivery]:
+def make_deliveries(count: int, first: int = 0) -> list[Delivery]:
     """`count` distinct signed-to-be deliveries from GitHub's examples, four kinds in turn: a
-    `/holon status` comment, an opened issue, an opened pull request, a completed check suite.
-    Every payload differs (ids, numbers), so each is its own event, never a duplicate."""
+    `/holon status` comment on its own issue, an opened issue, an opened pull request, a
+    completed check suite. Every payload differs (ids, numbers from `first` on), so each is its
+    own event on its own subject, never a duplicate."""
     examples = {e["name"]: e["examples"] for e in json.loads(EXAMPLES.read_text())}
     comment = next(p for p in examples["issue_comment"] if p.get("action") == "created")
     issue = next(p for p in examples["issues"] if p.get("action") == "opened")
     pull = next(p for p in examples["pull_request"] if p.get("action") == "opened")
     suite = next(p for p in examples["check_suite"] if p.get("action") == "completed")
     made = []
-    for i in range(count):
+    for i in range(first, first + count):
         kind = i % 4
         if kind == 0:
             payload = json.loads(json.dumps(comment))
             payload["comment"].update(id=10_000_000 + i, body="/holon status")
-            payload["issue"].update(number=300_000 + i, id=50_000_000 + i)
+            payload["issue"].update(number=1_000_000 + i, id=50_000_000 + i)
             event = "issue_comment"
         elif kind == 1:
             payload = json.loads(json.dumps(issue))
-            payload["issue"].update(number=100_000 + i, id=20_000_000 + i)
+            payload["issue"].update(number=2_000_000 + i, id=20_000_000 + i)
             event = "issues"
         elif kind == 2:
             payload = json.loads(json.dumps(pull))
-            payload["pull_request"].update(number=200_000 + i, id=30_000_000 + i)
-            payload["number"] = 200_000 + i
+            payload["pull_request"].update(number=3_000_000 + i, id=30_000_000 + i)
+            payload["number"] = 3_000_000 + i
             event = "pull_request"
         else:
             payload = json.loads(json.dumps(suite))
@@ -123,6 +132,49 @@ def make_deliveries(count: int) -> list[Delivery]:
             event = "check_suite"
         made.append(Delivery(event, str(uuid.uuid4()), json.dumps(payload).encode()))
     return made
+
+
+def write_warm_up(path: Path, count: int) -> None:
+    """`count` distinct deliveries for `holon serve --once --replay`: small `star` events first
+    (dedupe marks), then up to `WARM_MIXED` of the load's own mix (memories, settled intents)."""
+    mixed = min(count, WARM_MIXED)
+    with path.open("w") as out:
+        for i in range(count - mixed):
+            payload = {
+                "action": "created",
+                "starred_at": f"2026-01-01T00:00:00Z#{i}",
+                "repository": {"full_name": "Codertocat/Hello-World"},
+                "sender": {"login": f"warm{i}"},
+            }
+            out.write(json.dumps({"event": "star", "delivery": f"warm-{i}", "payload": payload}))
+            out.write("\n")
+        for item in make_deliveries(mixed, first=WARM_FIRST):
+            line = {"event": item.event, "delivery": f"warm-{item.delivery}"}
+            out.write(json.dumps({**line, "payload": json.loads(item.body)}) + "\n")
+
+
+def warm_up(state: Path, count: int, work: Path, deadline: float) -> float:
+    """Bring the state to where a long-running serve's is: its bounded record sets full."""
+    replay = work / "warm-up.ndjson"
+    write_warm_up(replay, count)
+    argv = [sys.executable, "-m", "holon", "serve", "--state-dir", str(state), "--dry-run"]
+    argv += ["--once", "--replay", str(replay)]
+    began = time.perf_counter()
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError("the warm-up replay ran past the deadline") from None
+    finally:
+        replay.unlink()
+    if done.returncode != 0:
+        raise BenchError(f"the warm-up replay exited {done.returncode}: {done.stderr[-300:]}")
+    return time.perf_counter() - began
 
 
 def post(port: int, item: Delivery) -> Answer:
@@ -154,9 +206,16 @@ def post(port: int, item: Delivery) -> Answer:
     )
 
 
-def send_all(port: int, items: list[Delivery], concurrency: int, stop_at: float) -> list[Answer]:
-    """`concurrency` senders, each posting the next delivery once its last answer came; none
-    starts a delivery after `stop_at`."""
+def send_all(
+    port: int,
+    items: list[Delivery],
+    concurrency: int,
+    stop_at: float,
+    gate: Callable[[], None] | None = None,
+    on_answer: Callable[[Answer], None] | None = None,
+) -> list[Answer]:
+    """`concurrency` senders, each posting the next delivery once its last answer came (and
+    `gate` let it); none starts a delivery after `stop_at`."""
     answers: list[Answer] = []
     lock = threading.Lock()
     queue: Iterator[Delivery] = iter(items)
@@ -167,7 +226,11 @@ def send_all(port: int, items: list[Delivery], concurrency: int, stop_at: float)
                 item = next(queue, None)
             if item is None:
                 return
+            if gate is not None:
+                gate()
             answer = post(port, item)
+            if on_answer is not None:
+                on_answer(answer)
             with lock:
                 answers.append(answer)
 
@@ -283,6 +346,10 @@ def _stop(proc: subprocess.Popen[str], timeout: float) -> float | None:
     return time.monotonic() - began
 
 
+def _seconds(retry_after: str | None) -> bool:
+    return retry_after is not None and retry_after.isascii() and retry_after.isdigit()
+
+
 def percentile(values: list[float], q: int) -> float:
     if len(values) < 2:
         return values[0] if values else 0.0
@@ -311,16 +378,46 @@ class Run:
     samples: list[tuple[float, int]] = field(default_factory=list)
     peak_kib: int = 0
     timed_out: bool = False
+    log_lines: int = 0
+    warm_seconds: float = 0.0
 
 
-def run_load(items: list[Delivery], concurrency: int, state: Path, deadline: float) -> Run:
-    """Start the serve, send everything, re-send the refused once after Retry-After, wait until
-    every accepted delivery is decided, stop the serve. `deadline` is a time.monotonic()."""
+class Pacer:
+    """Holds a re-sender while the serve has `RESEND_BACKLOG` accepted deliveries not yet
+    decided: each refused delivery is sent once more, when the serve has room for it."""
+
+    def __init__(self, tail: DecisionTail, stop_at: float) -> None:
+        self.tail = tail
+        self.stop_at = stop_at
+        self.accepted: set[str] = set()
+        self._lock = threading.Lock()
+
+    def answered(self, answer: Answer) -> None:
+        if answer.event_id is not None:
+            with self._lock:
+                self.accepted.add(answer.event_id)
+
+    def wait(self) -> None:
+        while time.monotonic() < self.stop_at:
+            with self._lock:
+                self.tail.poll()
+                if len(self.accepted - self.tail.event_ids) < RESEND_BACKLOG:
+                    return
+            time.sleep(0.05)
+
+
+def run_load(
+    items: list[Delivery], concurrency: int, state: Path, log: Path, deadline: float
+) -> Run:
+    """Start the serve, send everything, re-send the refused once after Retry-After (paced),
+    wait until every accepted delivery is decided, stop the serve. `deadline` is a
+    time.monotonic(); the serve's stderr goes to `log`."""
     run = Run()
     env = {**os.environ, SECRET_ENV: SECRET}
     argv = [sys.executable, "-m", "holon", "serve", "--state-dir", str(state), "--dry-run"]
     argv += ["--listen", "127.0.0.1:0", "--secret-env", SECRET_ENV]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
     sampler = RssSampler(proc.pid)
     tail = DecisionTail(state / "decisions.ndjson")
     try:
@@ -331,11 +428,13 @@ def run_load(items: list[Delivery], concurrency: int, state: Path, deadline: flo
         run.send_seconds = time.perf_counter() - began
         refused = {a.delivery for a in run.answers if a.status == 503}
         if refused:
-            # As an operator redelivering after the serve asked to wait: once, after Retry-After.
-            waits = [int(a.retry_after) for a in run.answers if (a.retry_after or "").isdigit()]
+            # As an operator redelivering what the serve asked to wait for: after Retry-After,
+            # each once, no faster than the serve decides (GitHub itself never retries).
+            waits = [int(a.retry_after or 0) for a in run.answers if _seconds(a.retry_after)]
             time.sleep(min(max(waits, default=1), max(0.0, deadline - time.monotonic())))
+            pacer = Pacer(tail, deadline)
             again = [item for item in items if item.delivery in refused]
-            run.resent = send_all(port, again, concurrency, deadline)
+            run.resent = send_all(port, again, concurrency, deadline, pacer.wait, pacer.answered)
         accepted = {a.event_id for a in [*run.answers, *run.resent] if a.event_id}
         began = time.perf_counter()
         catch_up = min(deadline, time.monotonic() + CATCH_UP_SECONDS)
@@ -353,6 +452,8 @@ def run_load(items: list[Delivery], concurrency: int, state: Path, deadline: flo
         run.exit_code = proc.returncode
     run.samples, run.peak_kib = sampler.samples, sampler.peak_kib
     run.timed_out = time.monotonic() > deadline
+    with log.open("rb") as lines:
+        run.log_lines = sum(1 for _ in lines)
     return run
 
 
@@ -364,7 +465,7 @@ def check_journals(run: Run, state: Path) -> list[Criterion]:
     event_ids: dict[str, set[str]] = {}
     for entry in Journal(state / "events.ndjson").read():
         delivery = (entry.get("envelope") or {}).get("delivery")
-        if isinstance(delivery, str):
+        if isinstance(delivery, str) and not delivery.startswith("warm-"):
             events[delivery] += 1
             event_ids.setdefault(delivery, set()).add(entry["id"])
     lost = [d for d in accepted if events[d] == 0]
@@ -373,10 +474,11 @@ def check_journals(run: Run, state: Path) -> list[Criterion]:
     wrong_id = [d for d, eid in accepted.items() if events[d] and event_ids[d] != {eid}]
     decided: Counter[str] = Counter()
     duplicates = 0
-    for entry in Journal(state / "decisions.ndjson").read():
-        decided[str(entry.get("event_id"))] += 1
-        duplicates += entry.get("outcome") == "duplicate"
     wanted = {eid for eid in accepted.values() if eid}
+    for entry in Journal(state / "decisions.ndjson").read():
+        event_id = str(entry.get("event_id"))
+        decided[event_id] += 1
+        duplicates += event_id in wanted and entry.get("outcome") == "duplicate"
     undecided = [e for e in wanted if decided[e] == 0]
     decided_twice = [e for e in wanted if decided[e] > 1]
     actions = Counter(str(e.get("id")) for e in Journal(state / "actions.ndjson").read())
@@ -419,7 +521,7 @@ def judge(run: Run, state: Path, count: int) -> list[Criterion]:
     statuses = Counter(a.status for a in answers)
     errors = Counter(a.error for a in answers if a.error)
     refused = [a for a in answers if a.status == 503]
-    bare = [a for a in refused if not (a.retry_after or "").isdigit()]
+    bare = [a for a in refused if not _seconds(a.retry_after)]
     other = {s: n for s, n in statuses.items() if s not in (202, 503)}
     resent_ok = sum(a.status == 202 for a in run.resent)
     first, last, third = flatness(run.samples)
@@ -482,6 +584,7 @@ def report(run: Run, count: int, concurrency: int) -> None:
         line = ", ".join(f"{t:.0f}s {kib / 1024:.0f}" for t, kib in run.samples[::step])
         print(f"  serve RSS (MiB) over time: {line}")
         print(f"  serve peak RSS (VmHWM) {run.peak_kib / 1024:.1f} MiB")
+    print(f"  serve's stderr: {run.log_lines} lines")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -489,26 +592,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliveries", type=int, default=DEFAULT_DELIVERIES)
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
     parser.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE, metavar="SECONDS")
+    parser.add_argument(
+        "--warm",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"events replayed into the state first (default {DEFAULT_WARM:,}; 0 in quick runs)",
+    )
     parser.add_argument("--smoke", action="store_true", help="300 deliveries, concurrency 20")
     parser.add_argument("--work-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     count, concurrency = (300, 20) if args.smoke else (args.deliveries, args.concurrency)
-    if count < 1 or concurrency < 1 or args.deadline <= 0:
+    quick = args.smoke or count < DEFAULT_DELIVERIES
+    warm = args.warm if args.warm is not None else 0 if quick else DEFAULT_WARM
+    if count < 1 or concurrency < 1 or args.deadline <= 0 or warm < 0:
         print("bench.load: --deliveries, --concurrency and --deadline must be positive")
         return 64
     deadline = time.monotonic() + args.deadline
     items = make_deliveries(count)
     print(
         f"bench.load: {count} signed deliveries, concurrency {concurrency}, loopback, "
-        f"deadline {args.deadline:.0f} s"
+        f"deadline {args.deadline:.0f} s; state warmed with {warm:,} events"
     )
     with tempfile.TemporaryDirectory(prefix="bench-load-", dir=args.work_dir) as work:
         state = Path(work) / "state"
         try:
-            run = run_load(items, concurrency, state, deadline)
+            warmed = warm_up(state, warm, Path(work), deadline) if warm else 0.0
+            run = run_load(items, concurrency, state, Path(work) / "serve.log", deadline)
         except BenchError as exc:
             print(f"bench.load: {exc}")
             return 2
+        run.warm_seconds = warmed
+        if warm:
+            print(f"  warm-up: {warm:,} events replayed in {warmed:.1f} s")
         report(run, count, concurrency)
         criteria = judge(run, state, count)
     for criterion in criteria:
