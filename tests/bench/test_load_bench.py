@@ -1,5 +1,6 @@
-"""bench.load in quick mode: a real `holon serve --listen` under 300 signed deliveries from 20
-concurrent senders, every criterion but memory flatness judged (too few samples to judge)."""
+"""bench.load in quick mode: a real `holon serve --listen` (its state warmed by a short replay)
+under 300 signed deliveries from 20 concurrent senders, every criterion but memory flatness
+judged (too few samples to judge)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def test_load_bench_quick_mode_passes(tmp_path: Path, capsys: pytest.CaptureFixt
             "20",
             "--deadline",
             "60",
+            "--warm",
+            "400",
             "--work-dir",
             str(tmp_path),
         ]
@@ -39,6 +42,8 @@ def test_load_bench_quick_mode_passes(tmp_path: Path, capsys: pytest.CaptureFixt
         assert f"PASS  {criterion}" in out, out
     assert "accept latency (send to 202): p50" in out
     assert "serve peak RSS (VmHWM)" in out
+    assert "warm-up: 400 events replayed" in out
+    assert "serve's stderr: 0 lines" in out
     assert list(tmp_path.iterdir()) == []  # its state directory is gone
 
 

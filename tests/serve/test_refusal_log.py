@@ -4,6 +4,7 @@ bench.load: 10,000 deliveries at concurrency 50 printed ~7,000 lines, torn into 
 from __future__ import annotations
 
 import io
+import sys
 import threading
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def test_serve_error_lines_are_written_whole(monkeypatch: pytest.MonkeyPatch) ->
             writes.append(text)
             return len(text)
 
-    monkeypatch.setattr(serve_cmd.sys, "stderr", Recording())
+    monkeypatch.setattr(sys, "stderr", Recording())
     threads = [
         threading.Thread(target=serve_cmd._print_error, args=(f"line {i}\nwith a newline",))
         for i in range(20)
