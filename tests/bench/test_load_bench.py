@@ -4,6 +4,8 @@ judged (too few samples to judge)."""
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 
@@ -63,3 +65,29 @@ def test_deliveries_are_distinct_and_from_the_examples() -> None:
         "pull_request",
         "check_suite",
     }
+
+
+def test_resending_waits_while_the_serve_has_a_backlog(tmp_path: Path) -> None:
+    decisions = tmp_path / "decisions.ndjson"
+    decisions.write_text("")
+    tail = load.DecisionTail(decisions)
+    pacer = load.Pacer(tail, time.monotonic() + 5)
+    for i in range(load.RESEND_BACKLOG):
+        pacer.answered(load.Answer(f"d-{i}", 202, 0.01, event_id=f"evt_{i}"))
+    pacer.answered(load.Answer("refused", 503, 0.01, retry_after="10"))  # not a backlog
+    released = threading.Event()
+
+    def resend() -> None:
+        pacer.wait()
+        released.set()
+
+    waiter = threading.Thread(target=resend, daemon=True)
+    waiter.start()
+    try:
+        assert not released.wait(0.3)  # RESEND_BACKLOG accepted, none decided: held
+        with decisions.open("a") as journal:
+            journal.write(json.dumps({"id": "dec:evt_0", "event_id": "evt_0"}) + "\n")
+        assert released.wait(5)
+    finally:
+        waiter.join(5)
+        tail.close()
