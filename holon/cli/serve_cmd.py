@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -286,7 +287,14 @@ def agent_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
+_STDERR_LOCK = threading.Lock()
+
+
 def _print_error(text: str) -> None:
+    """One whole line per write, under a lock: the receiver's threads report concurrently, and
+    print() writes the text and its newline separately, so their lines tore into each other."""
     from holon.terminal import line
 
-    print(line(text), file=sys.stderr, flush=True)
+    with _STDERR_LOCK:
+        sys.stderr.write(line(text) + "\n")
+        sys.stderr.flush()

@@ -11,7 +11,8 @@ no memory; only a verified body is read into memory and parsed.
 
 Every answer is a small JSON object: `{"status": "accepted", "id": ...}` or `{"error": ...}`. Error
 texts are one line and never carry the secret or the body; nothing is printed per request, and
-only 5xx answers are reported, through `on_error`.
+only 5xx answers are reported, through `on_error` (a burst of 503s as one line and a count,
+`refusal_log.py`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from holon.serve.connections import (
     linger,
 )
 from holon.serve.inbox import InboxUnavailable
+from holon.serve.refusal_log import RefusalLog
 
 PATHS = frozenset({"/", "/webhook"})
 # Per socket operation: a stalled client cannot hold a handler thread (or stop()) forever.
@@ -218,16 +220,22 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             accepted = listener.sink(envelope)
         except InboxUnavailable as exc:
-            listener._report(f"webhook listener: cannot keep {envelope.id} ({exc}); answered 503")
+            listener.refusals.refused(
+                "cannot store deliveries",
+                f"webhook listener: cannot keep {envelope.id} ({exc}); answered 503",
+            )
             self._refuse(_busy("cannot store the delivery now: retry later"))
             return
         except Exception as exc:
             self._internal_error(exc, f"queueing {envelope.id}")
             return
         if not accepted:
-            listener._report(f"webhook listener: queue full, {envelope.id} refused with 503")
+            listener.refusals.refused(
+                "queue full", f"webhook listener: queue full, {envelope.id} refused with 503"
+            )
             self._refuse(_busy("queue full: retry later"))
             return
+        listener.refusals.accepted()
         self._answer(HTTPStatus.ACCEPTED, {"status": "accepted", "id": envelope.id})
 
     def _read_body(self) -> bytes:
@@ -363,6 +371,8 @@ class WebhookListener:
         self.on_error = on_error
         self.max_handlers = max_handlers
         self._lock = threading.Lock()
+        # A burst of 503s is one line and a count, not a line per refused delivery.
+        self.refusals = RefusalLog(self._report)
         self._server: _Server | None = None
         self._threads: list[threading.Thread] = []
 
@@ -414,6 +424,7 @@ class WebhookListener:
                 f"webhook listener: {left} request(s) still running after "
                 f"{STOP_GRACE_SECONDS:g}s; stopped without them"
             )
+        self.refusals.flush()
 
     def __enter__(self) -> WebhookListener:
         self.start()

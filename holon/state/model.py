@@ -56,6 +56,10 @@ def record_id(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+# One set per combination of the fields a record was given (at most 2**8 of them).
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+
+
 class Record(BaseModel):
     """One keyed fact of the serve loop: a dedupe mark, an intent, a wait, a pause, ..."""
 
@@ -80,6 +84,18 @@ class Record(BaseModel):
         if isinstance(value, dict) and "rank" not in value and isinstance(value.get("status"), str):
             return {**value, "rank": rank_of(value["status"])}
         return value
+
+    @model_validator(mode="after")
+    def _shared_fields_set(self) -> Record:
+        # pydantic gives every instance its own set of the fields given (~730 bytes for seven),
+        # twice the rest of a dedupe mark; a frozen record never changes it (model_copy copies
+        # it), so records given the same fields share one: a full state (20,000 dedupe marks,
+        # 2,000 each of intents, memories, closures) is ~20 MiB smaller in a long-running serve.
+        given = self.__pydantic_fields_set__
+        object.__setattr__(
+            self, "__pydantic_fields_set__", _FIELDS_SETS.setdefault(frozenset(given), given)
+        )
+        return self
 
     @field_validator("updated_at")
     @classmethod
