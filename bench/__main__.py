@@ -53,14 +53,17 @@ def run_one(name: str, argv: list[str], out: Path) -> int:
     return 0
 
 
-def run_suite(names: list[str], full: bool, work: Path) -> list[tuple[str, list[Row], str]]:
+def run_suite(
+    names: list[str], full: bool, work: Path, *, smoke: bool = False
+) -> list[tuple[str, list[Row], str]]:
     done: list[tuple[str, list[Row], str]] = []
     for name, quick_args, full_args in SUITE:
         if names and name not in names:
             continue
         if not Path(__file__).with_name(f"{name}.py").exists():
             continue  # a benchmark another branch adds
-        argv = (full_args if full else quick_args) + ["--work-dir", str(work)]
+        chosen = ["--smoke"] if smoke else full_args if full else quick_args
+        argv = [*chosen, "--work-dir", str(work)]
         out, log = work / f"{name}.rows.json", work / f"{name}.log"
         print(f"== bench.{name} {' '.join(argv[:-2])}  (log: {log})", flush=True)
         started = time.perf_counter()
@@ -107,6 +110,9 @@ def table(done: list[tuple[str, list[Row], str]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--full", action="store_true", help="the documented sizes (slow)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="every benchmark's --smoke (checks, never judges)"
+    )
     parser.add_argument("--only", action="append", default=[], help="run only this benchmark")
     parser.add_argument("--work-dir", type=Path, help="logs and temporary files (kept)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     print(f"python -m bench{' --full' if args.full else ''}: logs in {work}")
-    done = run_suite(args.only, args.full, work)
+    done = run_suite(args.only, args.full, work, smoke=args.smoke)
     print()
     print(table(done))
     after = os.getloadavg()
