@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -75,19 +73,30 @@ def measure(n: int, rounds: int) -> tuple[float, float]:
 LOAD = "import json, sys; json.load(open(sys.argv[1], 'rb'))"
 
 
+# Times the measured process and reports its peak RSS. It runs under this small launcher, not
+# straight from the benchmark: a child that subprocess starts (vfork or fork) carries its parent's
+# resident size into its own ru_maxrss when it execs (bench/agent.py says more).
+LAUNCHER = """\
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = proc.stderr.read().decode("utf-8", "replace")
+_, status, usage = os.wait4(proc.pid, 0)
+seconds = time.perf_counter() - start
+code = os.waitstatus_to_exitcode(status)
+print(json.dumps({"exit": code, "seconds": seconds, "maxrss_kib": usage.ru_maxrss, "err": err}))
+"""
+
+
 def _process(argv: list[str]) -> tuple[float, int]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *argv], capture_output=True, text=True, check=False
+    )
+    result = json.loads(done.stdout)
     # Exit 1 is the mapping table's code for a failed closure: what the deciding item says.
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"benchmark broken: {argv[2:]} exited {proc.returncode}: {err[-300:]}")
-    return seconds, usage.ru_maxrss
+    if result["exit"] not in (0, 1):
+        raise SystemExit(f"benchmark broken: {argv[2:]} exited {result['exit']}: {result['err']}")
+    return result["seconds"], result["maxrss_kib"]
 
 
 def measure_cli(n: int, rounds: int, work: Path) -> tuple[float, float, int, int]:
