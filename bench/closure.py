@@ -2,7 +2,10 @@
 
 Target (from the issue): deriving closure over N already-validated evidence items, with the
 deciding item placed last, costs no more than `json.loads` of the same items, side by side, for
-N = 1,000, 10,000 and 100,000, and grows linearly in N. Run: `python -m bench.closure`.
+N = 1,000, 10,000 and 100,000, and grows linearly in N (judged on the ratio at each size).
+Then the path a user runs: `holon closure derive FILE` as a fresh process against a process that
+only json.load()s the file, per item, and its peak memory as the document grows.
+Run: `python -m bench.closure`.
 """
 
 from __future__ import annotations
