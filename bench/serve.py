@@ -5,7 +5,8 @@ journals and state checkpoints included, is at least 75% of an I/O floor (issue 
 at 10k and 100k events, 3 alternating rounds each: a bare loop that reads the same replay file,
 parses each line, appends it to three journal files and follows the same fsync and checkpoint
 policy. Linear: the share of the floor at 100k is within 1.25x of the share at 10k (each measured
-beside its floor); the state file stays under 5 MB after 1,000,000 events (bounded dedupe). Run: `python -m bench.serve`.
+beside its floor); the state file stays under 5 MB after 1,000,000 events (bounded dedupe).
+Run: `python -m bench.serve`.
 """
 
 from __future__ import annotations
