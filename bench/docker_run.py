@@ -104,6 +104,7 @@ def installed_holon(work: Path) -> list[str]:
     pip_install(python, wheels, ["holon"])
     check = subprocess.run(
         [str(python), "-c", "import holon, sys; print(holon.__file__)"],
+        cwd=work,  # not the checkout, whose holon/ the current directory would import
         capture_output=True,
         text=True,
         check=False,
