@@ -634,20 +634,24 @@ def report_first_comment(
         ),
     ]
     total_ours, total_bare = med([r.total for r in ours]), med([r.total for r in bare])
+    # Shares of the sum of the steps' medians, so they add up to 100% (the median total comes
+    # from one round, each step's median perhaps from another).
+    sum_ours = sum(med(h) for _, h, _ in rows)
+    sum_bare = sum(med(b) for _, _, b in rows)
     print()
     print(f"time to first comment ({len(ours)} alternating rounds; medians, share of the total)")
     print(f"  {'':<50}  {'holon':>15}  {'floor':>15}  {'difference':>10}")
     for label, holon_s, bare_s in rows:
         ours_s, theirs_s = med(holon_s), med(bare_s)
         print(
-            f"  {label:<50}  {ours_s:>7.3f}s ({ours_s / total_ours:4.0%})"
-            f"  {theirs_s:>7.3f}s ({theirs_s / total_bare:4.0%})  {ours_s - theirs_s:>+9.3f}s"
+            f"  {label:<50}  {ours_s:>7.3f}s ({ours_s / sum_ours:4.0%})"
+            f"  {theirs_s:>7.3f}s ({theirs_s / sum_bare:4.0%})  {ours_s - theirs_s:>+9.3f}s"
         )
         record(
             Row(
                 f"first comment: {label}",
-                f"{ours_s:.2f} s ({ours_s / total_ours:.0%})",
-                f"{theirs_s:.2f} s ({theirs_s / total_bare:.0%})",
+                f"{ours_s:.2f} s ({ours_s / sum_ours:.0%})",
+                f"{theirs_s:.2f} s ({theirs_s / sum_bare:.0%})",
                 f"{ours_s / theirs_s:.2f}x" if theirs_s > 0 else "-",
                 "share",
                 None,
