@@ -93,10 +93,23 @@ def report(
     target: float,
     *,
     smoke: bool,
+    figure: str | None = None,
 ) -> int:
-    """Print the result table; return the exit code (1 when the target is missed, 0 otherwise)."""
+    """Print the result table; return the exit code (1 when the target is missed, 0 otherwise).
+
+    `figure` names the row this comparison gives the single table of `python -m bench`."""
     ratio = measured.median / baseline.median if baseline.median > 0 else float("inf")
     passed = ratio <= target
+    record(
+        Row(
+            figure or title,
+            seconds_text(measured.median),
+            seconds_text(baseline.median),
+            f"{ratio:.2f}x",
+            f"<= {target:g}x",
+            judged(smoke, passed),
+        )
+    )
     verdict = "NOT JUDGED (smoke run)" if smoke else "PASS" if passed else "FAIL"
     width = max(len(measured.label), len(baseline.label), len("ratio (measured/baseline)"))
     rows = [
@@ -125,3 +138,55 @@ def report(
     if smoke or passed:
         return 0
     return 1
+
+
+# ---------------------------------------------------------------- one table for every benchmark
+
+
+@dataclass
+class Row:
+    """One judged (or reported) figure of a benchmark, for the single table of `python -m bench`.
+
+    `passed` is None for a figure reported but not judged (a smoke run, or no target)."""
+
+    figure: str
+    measured: str
+    baseline: str
+    ratio: str
+    target: str
+    passed: bool | None
+
+    @property
+    def result(self) -> str:
+        return "-" if self.passed is None else "PASS" if self.passed else "FAIL"
+
+
+# The rows of the benchmark running in this process, or None when nobody collects them.
+_collected: list[Row] | None = None
+
+
+def record(row: Row) -> None:
+    """Keep `row` for `collect` (a no-op when the benchmark runs on its own)."""
+    if _collected is not None:
+        _collected.append(row)
+
+
+def collect(main: Callable[[list[str] | None], int], argv: list[str]) -> tuple[int, list[Row]]:
+    """Run a benchmark's `main(argv)` and return its exit code with the rows it recorded."""
+    global _collected
+    _collected = []
+    try:
+        code = main(argv)
+        return code, _collected
+    finally:
+        _collected = None
+
+
+def judged(smoke: bool, passed: bool) -> bool | None:
+    return None if smoke else passed
+
+
+def seconds_text(value: float) -> str:
+    if value < 0.01:
+        return f"{value * 1000:.2f} ms"
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"

@@ -44,9 +44,13 @@ from typing import Any
 from bench._common import (
     MIN_ROUNDS,
     BenchError,
+    Row,
     Samples,
     alternate,
+    collect,
     git,
+    judged,
+    record,
     report,
     timed,
 )
@@ -393,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         Samples("parse + subprocess.run(bash -c)", base),
         TARGET,
         smoke=args.smoke,
+        figure=f"`holon agent` replay, {turns} turns, {commands} commands (in-process)",
     )
     extra = (statistics.median(meas) - statistics.median(base)) / turns
     print(f"  holon's own work per turn (difference of medians / turns): {extra * 1000:.2f} ms")
@@ -452,7 +457,21 @@ def report_memory(runs: list[MemoryRun], *, smoke: bool) -> int:
     print(f"  target: peak RSS at most +{MEMORY_ALLOWANCE_MIB:.1f} MiB")
     verdict = "NOT JUDGED (smoke run)" if smoke else "PASS" if flat else "FAIL"
     print(f"  result: {verdict}")
+    record(
+        Row(
+            f"`holon agent` peak RSS, {small.session.turns} -> {large.session.turns} turns",
+            f"{grew:+.1f} MiB",
+            f"evidence {written:.1f}x",
+            f"{large.peak_kib / small.peak_kib:.2f}x",
+            f"<= +{MEMORY_ALLOWANCE_MIB:g} MiB",
+            judged(smoke, flat),
+        )
+    )
     return 0 if smoke or flat else 1
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench._common import MIN_ROUNDS, alternate
+from bench._common import MIN_ROUNDS, Row, alternate, collect, judged, record
 from holon.agent.conversation import Message, ModelTurn, ToolCall, ToolSpec, Usage
 from holon.controller.agent_decider import AgentDecider
 from holon.controller.decide import Decider, PolicyDecider
@@ -266,11 +266,35 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"  growth 10 -> {history}: {growth * 100:.2f}%   (target <= {CONTEXT_SLACK * 100:.0f}%)")
     passed = ratio <= TARGET and growth <= CONTEXT_SLACK
+    record(
+        Row(
+            f"agent decider pass, {count:,} events",
+            f"{agent_s * per:.1f} us/event",
+            f"{policy_s * per:.1f} us/event",
+            f"{ratio:.2f}x",
+            f"<= {TARGET:g}x",
+            judged(args.smoke, ratio <= TARGET),
+        )
+    )
+    record(
+        Row(
+            f"decider context, 10 -> {history:,} prior events",
+            f"{large:,} bytes",
+            f"{small:,} bytes",
+            f"+{growth * 100:.2f}%",
+            f"<= +{CONTEXT_SLACK * 100:g}%",
+            judged(args.smoke, growth <= CONTEXT_SLACK),
+        )
+    )
     if args.smoke:
         print("  result: NOT JUDGED (smoke run)")
         return 0
     print(f"  result: {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -23,7 +23,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._common import MIN_ROUNDS, BenchError, Samples, alternate, git, report, timed
+from bench._common import (
+    MIN_ROUNDS,
+    BenchError,
+    Row,
+    Samples,
+    alternate,
+    collect,
+    git,
+    record,
+    report,
+    seconds_text,
+    timed,
+)
 
 TARGET = 1.3
 SMOKE_ROUNDS = 1
@@ -82,6 +94,26 @@ def ensure_image(tag: str | None) -> str:
     return tag
 
 
+def installed_holon(work: Path) -> list[str]:
+    """`holon` from Holon's wheel installed (not editable) into a fresh venv, as a user installs
+    it; its dependencies are this environment's installed files, linked (bench/action.py)."""
+    from bench.action import build_wheels, make_venv, pip_install
+
+    wheels = build_wheels(work, None, smoke=True)  # Holon's wheel only; dependencies linked
+    python = make_venv(work / "venv", wheels)
+    pip_install(python, wheels, ["holon"])
+    check = subprocess.run(
+        [str(python), "-c", "import holon, sys; print(holon.__file__)"],
+        cwd=work,  # not the checkout, whose holon/ the current directory would import
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if check.returncode != 0 or not check.stdout.startswith(str(work / "venv")):
+        raise BenchError(f"the installed holon is not the venv's own: {check.stdout.strip()}")
+    return [str(work / "venv" / "bin" / "holon")]
+
+
 def holon_executable() -> list[str]:
     # The console script next to this interpreter is what a user of this venv runs.
     script = Path(sys.executable).parent / "holon"
@@ -114,13 +146,13 @@ def make_workspace(root: Path) -> Path:
 class Sides:
     """The two commands being compared, with what each needs on disk."""
 
-    def __init__(self, work: Path, image: str) -> None:
+    def __init__(self, work: Path, image: str, *, editable: bool = False) -> None:
         self.work = work
         self.image = image
         self.repo = make_workspace(work)
         self.spec = work / "spec.yaml"
         self.spec.write_text(SPEC)
-        self.holon = holon_executable()
+        self.holon = holon_executable() if editable else installed_holon(work / "installed")
         # holon puts its run directory under TMPDIR; keep it inside the benchmark's directory.
         self.tmp = work / "tmp"
         self.tmp.mkdir()
@@ -275,6 +307,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--image", help="agent image to use (default: build the busybox test agent image)"
     )
     parser.add_argument("--work-dir", type=Path, help="where to put the temporary directories")
+    parser.add_argument(
+        "--editable",
+        action="store_true",
+        help="time this venv's holon (an editable install) instead of an installed wheel",
+    )
     args = parser.parse_args(argv)
     if args.rounds is None:
         args.rounds = SMOKE_ROUNDS if args.smoke else MIN_ROUNDS
@@ -292,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="holon-bench-docker-", dir=args.work_dir) as tmp:
         try:
             image = ensure_image(args.image)
-            sides = Sides(Path(tmp), image)
+            sides = Sides(Path(tmp), image, editable=args.editable)
             print(f"image {image}; agent: {shlex.join(AGENT)}")
             # One checked run of each side, untimed, doubles as the warm-up.
             sides.run_baseline(-1)
@@ -306,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         except BenchError as exc:
             print(f"benchmark failed: {exc}", file=sys.stderr)
             return UNREACHABLE
+    how = "editable install" if args.editable else "installed wheel"
     code = report(
         f"holon run (docker) of a trivial agent vs docker run --rm "
         f"({args.rounds} alternating rounds)",
@@ -313,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         Samples("docker run --rm", base),
         TARGET,
         smoke=args.smoke,
+        figure=f"`holon run --runtime docker` ({how})",
     )
     inside = Samples("", sides.container_seconds).median
     print(f"  (holon's recorded container time, median: {inside:.3f}s of the measured run)")
@@ -322,7 +361,21 @@ def main(argv: list[str] | None = None) -> int:
         f"  (not judged: run() as a library call in a warm process, median {lib_median:.3f}s,"
         f" {lib_ratio:.2f}x its own alternating baseline)"
     )
+    record(
+        Row(
+            "runner.run() in a warm process (no CLI start-up)",
+            seconds_text(lib_median),
+            seconds_text(Samples("", lib_base).median),
+            f"{lib_ratio:.2f}x",
+            "reported",
+            None,
+        )
+    )
     return code
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -19,12 +19,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._common import MIN_ROUNDS, alternate
+from bench._common import MIN_ROUNDS, Row, alternate, collect, judged, record, seconds_text
 from holon.gateway.github import normalize
 from holon.gateway.payload import decode_payload
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "tests/fixtures/octokit-webhooks/examples.json"
-TARGET = 5.0
+# Issue 13 raised it from 5x.
+TARGET = 2.0
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 
 
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--smoke", action="store_true", help="one small round, do not judge")
+    parser.add_argument("--work-dir", type=Path, default=None, help="unused (nothing is written)")
     args = parser.parse_args(argv)
     events = load_events(400 if args.smoke else max(args.events, 10_000))
     rounds = 1 if args.smoke else max(args.rounds, MIN_ROUNDS)
@@ -95,11 +97,35 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  memory per event: envelope {envelope_kib:.1f} KiB, bare payload {payload_kib:.1f} KiB"
     )
+    record(
+        Row(
+            f"normalize {n:,} webhook examples ({n / norm_s:,.0f} envelopes/s)",
+            seconds_text(norm_s),
+            seconds_text(loads_s),
+            f"{ratio:.2f}x",
+            f"<= {TARGET:g}x",
+            judged(args.smoke, ratio <= TARGET),
+        )
+    )
+    record(
+        Row(
+            "gateway memory per event",
+            f"{envelope_kib:.1f} KiB",
+            f"{payload_kib:.1f} KiB",
+            f"{envelope_kib / payload_kib:.2f}x",
+            "reported",
+            None,
+        )
+    )
     if args.smoke:
         print("  result: NOT JUDGED (smoke run)")
         return 0
     print(f"  result: {'PASS' if ratio <= TARGET else 'FAIL'}")
     return 0 if ratio <= TARGET else 1
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench._common import MIN_ROUNDS, BenchError, alternate
+from bench._common import MIN_ROUNDS, BenchError, Row, alternate, collect, record
 from bench.github_effects import (
     PATCH_VALUES,
     after_502,
@@ -426,7 +426,23 @@ def main(argv: list[str] | None = None) -> int:
     verdicts.judge(f"a retried effect costs at most {RETRY_EXTRA} extra look-up", retried)
     target = f"the pass itself adds < {TARGET_CPU_MS} ms CPU per event over the dry run"
     verdicts.judge(target, None if args.smoke else own < TARGET_CPU_MS)
+    record(
+        Row(
+            "GitHub edge: the pass's own CPU per event",
+            f"{real_ms:.2f} ms",
+            f"dry {dry_ms:.2f} + client {floor_ms:.2f} ms",
+            f"+{own:.2f} ms",
+            f"< +{TARGET_CPU_MS:g} ms",
+            None if args.smoke else own < TARGET_CPU_MS,
+        )
+    )
+    record(Row("GitHub calls per effect", "-", "docs/github.md", "-", "within", within))
+    record(Row("GitHub: a retried effect's extra look-ups", "-", "-", "-", "<= 1", retried))
     return verdicts.code()
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

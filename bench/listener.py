@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchError
+from bench._common import BenchError, Row, collect, judged, record
 from holon.gateway.webhook import signature_for
 from holon.serve.inbox import pending_count
 
@@ -276,11 +276,36 @@ def main(argv: list[str] | None = None) -> int:
         f"serve peak memory {peak / 1024:.0f} MiB"
     )
     failed = journaled != accepted or bool(holon.errors) or not accepted
+    holon_p99 = _percentile(holon.latencies, 99)
+    record(
+        Row(
+            f"listener, {count:,} deliveries, {senders} senders: p99 accept",
+            f"{holon_p99 * 1000:.0f} ms",
+            f"{bare_p99 * 1000:.0f} ms",
+            f"{holon_p99 / bare_p99:.2f}x" if bare_p99 > 0 else "-",
+            "reported",
+            None,
+        )
+    )
+    record(
+        Row(
+            "listener: journaled == accepted, no connection error",
+            f"{journaled:,} journaled",
+            f"{accepted:,} accepted",
+            "-",
+            "equal, 0 errors",
+            judged(args.smoke, not failed),
+        )
+    )
     verdict = "NOT JUDGED (smoke run)" if args.smoke else "FAIL" if failed else "PASS"
     print(f"  target: journaled == accepted, no connection errors  result: {verdict}")
     if failed and not args.smoke:
         return 1
     return 2 if failed else 0
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

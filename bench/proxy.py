@@ -30,7 +30,7 @@ from typing import Any
 
 import requests
 
-from bench._common import MIN_ROUNDS, BenchError
+from bench._common import MIN_ROUNDS, BenchError, Row, collect, judged, record
 
 TARGET_MS = 5.0
 KEY = "sk-ant-bench-proxy-0123456789abcdef"
@@ -199,8 +199,26 @@ def report(
         f"and {usage['output_tokens']} output tokens"
     )
     passed = added_median < TARGET_MS and added_p95 < TARGET_MS
+    for what, added, left, right in (
+        ("median", added_median, statistics.median(proxy_ms), statistics.median(base_ms)),
+        ("p95", added_p95, percentile(proxy_ms, 0.95), percentile(base_ms, 0.95)),
+    ):
+        record(
+            Row(
+                f"model key proxy, added latency ({what})",
+                f"{left:.2f} ms",
+                f"{right:.2f} ms",
+                f"+{added:.2f} ms",
+                f"< +{TARGET_MS:g} ms",
+                judged(smoke, added < TARGET_MS),
+            )
+        )
     print(f"  result: {'NOT JUDGED (smoke run)' if smoke else 'PASS' if passed else 'FAIL'}")
     return 0 if smoke or passed else 1
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

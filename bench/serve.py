@@ -1,10 +1,12 @@
 """Benchmark: `holon serve` replay throughput against an I/O floor, side by side.
 
 Target (from the issue): replay throughput with the policy decider and the dry-run executor,
-journals and state checkpoints included, is at least 25% of an I/O floor: a bare loop that reads
-the same replay file, parses each line, appends it to three journal files and follows the same
-fsync and checkpoint policy. Time for 10k and 100k events grows linearly; the state file stays
-under 5 MB after 1,000,000 events (bounded dedupe). Run: `python -m bench.serve`.
+journals and state checkpoints included, is at least 75% of an I/O floor (issue 13; 25% before)
+at 10k and 100k events, 3 alternating rounds each: a bare loop that reads the same replay file,
+parses each line, appends it to three journal files and follows the same fsync and checkpoint
+policy. Linear: the share of the floor at 100k is within 1.25x of the share at 10k (each measured
+beside its floor); the state file stays under 5 MB after 1,000,000 events (bounded dedupe).
+Run: `python -m bench.serve`.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._common import Row, collect, judged, record, remove_tree
 from holon.controller.facts import StaticFacts
 from holon.fsutil import atomic_write_text
 from holon.serve.serve import Serve, ServeOptions
 from holon.state.journal import Journal
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "tests/fixtures/octokit-webhooks/examples.json"
-TARGET = 0.25
-LINEAR_SLACK = 1.5
+# Issue 13 raised it from 0.25 (judged at every size).
+TARGET = 0.75
+# Linear: serve's share of the floor at the largest size against the smallest, each measured
+# beside its own floor (absolute times taken minutes apart carry the machine's changing load).
+LINEAR_SLACK = 1.25
 CHECKPOINT_EVERY = 1000
 MAX_STATE_BYTES = 5 * 1024 * 1024
 
@@ -119,19 +125,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, do not judge")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-million", action="store_true", help="skip the state-size run")
+    parser.add_argument("--work-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     sizes = (200, 1000) if args.smoke else (10_000, 100_000)
-    rounds = 1 if args.smoke else args.rounds
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="holon-bench-serve-") as tmp:
+    rounds = 1 if args.smoke else max(args.rounds, 3)
+    rows: list[tuple[int, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="holon-bench-serve-", dir=args.work_dir) as tmp:
         work = Path(tmp)
         for n in sizes:
             replay = work / f"replay-{n}.ndjson"
             make_replay(replay, n)
-            serve_s, floor_s = [], []
-            for r in range(rounds if n == sizes[0] else 1):
+            serve_s: list[float] = []
+            floor_s: list[float] = []
+            # Every size gets the same alternating rounds (the 100k size was one round).
+            for r in range(rounds):
                 floor_s.append(run_floor(replay, work / f"floor-{n}-{r}"))
                 serve_s.append(run_serve(replay, work / f"serve-{n}-{r}"))
+                print(
+                    f"  {n} events, round {r + 1}/{rounds}: floor {floor_s[-1]:.2f} s, "
+                    f"serve {serve_s[-1]:.2f} s"
+                )
+                remove_tree(work / f"floor-{n}-{r}")
+                remove_tree(work / f"serve-{n}-{r}")
             rows.append((n, statistics.median(serve_s), statistics.median(floor_s)))
         state_bytes = None
         if not args.skip_million:
@@ -143,23 +158,59 @@ def main(argv: list[str] | None = None) -> int:
             state_bytes = (state_dir / "state.json").stat().st_size
             print(f"  {million} light events in {seconds:.1f}s, state.json {state_bytes} bytes")
     print()
-    print("holon serve replay (policy decider, dry-run executor) vs the I/O floor")
+    print(
+        f"holon serve replay (policy decider, dry-run executor) vs the I/O floor ({rounds} rounds)"
+    )
     ok = True
-    for n, serve_s, floor_s in rows:
-        ratio = (n / serve_s) / (n / floor_s)
+    for n, serve_t, floor_t in rows:
+        ratio = floor_t / serve_t  # serve's throughput as a share of the floor's
         ok &= ratio >= TARGET
         print(
-            f"  {n:>7} events: serve {n / serve_s:9.0f} events/s, floor {n / floor_s:9.0f} "
+            f"  {n:>7} events: serve {n / serve_t:9.0f} events/s, floor {n / floor_t:9.0f} "
             f"events/s, ratio {ratio:.2f} (target >= {TARGET})"
         )
-    growth = (rows[-1][1] / rows[-1][0]) / (rows[0][1] / rows[0][0])
+        record(
+            Row(
+                f"serve replay, {n:,} events (share of the I/O floor's throughput)",
+                f"{n / serve_t:,.0f} ev/s",
+                f"{n / floor_t:,.0f} ev/s",
+                f"{ratio:.2f}",
+                f">= {TARGET:g}",
+                judged(args.smoke, ratio >= TARGET),
+            )
+        )
+    share = [floor_t / serve_t for _, serve_t, floor_t in rows]
+    growth = share[0] / share[-1]
     linear = growth <= LINEAR_SLACK
     largest, smallest = rows[-1][0], rows[0][0]
-    print(f"  per-event time, {largest} vs {smallest}: {growth:.2f}x (linear if <= {LINEAR_SLACK})")
+    print(
+        f"  share of the floor, {smallest} vs {largest}: {share[0]:.2f} vs {share[-1]:.2f}, "
+        f"{growth:.2f}x (linear if <= {LINEAR_SLACK})"
+    )
+    record(
+        Row(
+            f"serve replay linear ({smallest:,} to {largest:,}, share of the floor)",
+            f"{share[-1]:.2f}",
+            f"{share[0]:.2f}",
+            f"{growth:.2f}x",
+            f"<= {LINEAR_SLACK:g}x",
+            judged(args.smoke, linear),
+        )
+    )
     small = state_bytes is None or state_bytes < MAX_STATE_BYTES
     if state_bytes is not None:
         print(
             f"  state.json after the million-event run: {state_bytes / 1e6:.2f} MB (target < 5 MB)"
+        )
+        record(
+            Row(
+                "serve state.json after 1,000,000 events",
+                f"{state_bytes / 1e6:.2f} MB",
+                "-",
+                "-",
+                "< 5 MB",
+                judged(args.smoke, small),
+            )
         )
     if args.smoke:
         print("  result: NOT JUDGED (smoke run)")
@@ -167,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     passed = ok and linear and small
     print(f"  result: {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -21,13 +21,16 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench._common import (
     MIN_ROUNDS,
     BenchError,
+    Row,
     Samples,
     alternate,
+    collect,
     git,
     remove_tree,
     report,
@@ -79,7 +82,10 @@ def build_repo(
     rng = random.Random(seed)  # noqa: S311
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
-    git(root, "config", "gc.auto", "0")
+    # No automatic gc or maintenance, and none detached into the background: a `git gc` left
+    # running after set-up competed with the timed rounds for the disk and the CPU.
+    for key, value in (("gc.auto", "0"), ("gc.autoDetach", "false"), ("maintenance.auto", "false")):
+        git(root, "config", key, value)
     (root / ".gitignore").write_bytes(b"/build/\n*.log\n")
     paths: list[str] = []
     made_dirs: set[Path] = set()
@@ -123,6 +129,7 @@ def build_repo(
             target = root / Path(rng.choice(regular)).parent / f"debug{i:04d}.log"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(rng.randbytes(rng.randint(10, 2000)))
+    settle(root)
     return {
         "tracked": files,
         "modified": len(modified),
@@ -130,6 +137,16 @@ def build_repo(
         "untracked": few,
         "ignored": few,
     }
+
+
+def settle(root: Path, timeout: float = 300.0) -> None:
+    """Wait for any gc git started on `root` (its gc.pid lock), then flush the written files to
+    disk, so neither runs into the timed rounds."""
+    lock = root / ".git" / "gc.pid"
+    deadline = time.monotonic() + timeout
+    while lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.sync()
 
 
 def file_set(repo: Path) -> list[bytes]:
@@ -275,7 +292,12 @@ def main(argv: list[str] | None = None) -> int:
         Samples("xargs -0 cp -a --reflink=auto --parents", base),
         TARGET,
         smoke=args.smoke,
+        figure=f"take_snapshot, {len(names):,} files",
     )
+
+
+def results(argv: list[str] | None = None) -> list[Row]:
+    return collect(main, argv or [])[1]
 
 
 if __name__ == "__main__":

@@ -168,6 +168,11 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def has_surrogate_escape(raw: bytes) -> bool:
+    """Whether `raw` holds a `\\uD800`-`\\uDFFF` escape (which `loads` checks for a lone one)."""
+    return _SURROGATE_ESCAPE.search(raw) is not None
+
+
 def loads(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON value in `raw` (size-checked by its reader); InvalidInput naming `source`."""
     try:

@@ -106,3 +106,62 @@ def test_list_shorthand_and_stdin(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
     assert main(["closure", "derive", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["lifecycle_outcome"] == "finished"
+
+
+def test_one_pass_validation_matches_two_passes() -> None:
+    """The evidence document is validated straight from its bytes (one pass); what it yields is
+    what parsing then validating yields, and refused documents keep their one-line messages."""
+    from holon import jsonio
+    from holon.closure.evidence import Evidence, parse_evidence
+
+    raw = json.dumps(
+        {
+            "unit": {"kind": "task", "id": "t"},
+            "items": [
+                {
+                    "id": "a",
+                    "source": "s",
+                    "at": "2026-01-01T00:00:00Z",
+                    "kind": "text",
+                    "text": "é",
+                },
+                {
+                    "id": "r",
+                    "source": "s",
+                    "at": "2026-01-01T00:00:01Z",
+                    "kind": "run",
+                    "state": "completed",
+                    "outcome": "success",
+                },
+            ],
+        }
+    ).encode()
+    assert parse_evidence(raw) == Evidence.model_validate(jsonio.loads(raw, "x"))
+    dup = raw.replace(b'"id": "r"', b'"id": "a"')
+    with pytest.raises(InvalidInput, match=r"^e: evidence item 'a': duplicate id$"):
+        parse_evidence(dup, source="e")
+    with pytest.raises(InvalidInput, match=r"^e: invalid JSON at line 1"):
+        parse_evidence(raw + b"}", source="e")
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        parse_evidence(raw.replace(b"\\u00e9", b"\\ud800"), source="e")
+
+
+def test_valid_evidence_is_not_parsed_to_python_objects_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A valid document takes the one pass: the two-pass reader is not called at all."""
+    from holon import jsonio
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("parsed to Python objects first")
+
+    monkeypatch.setattr(jsonio, "loads", refuse)
+    item = {
+        "id": "r",
+        "source": "s",
+        "at": "2026-01-01T00:00:00Z",
+        "kind": "run",
+        "state": "failed",
+    }
+    raw = json.dumps({"items": [item]}).encode()
+    assert parse_evidence(raw).items[0].id == "r"
