@@ -27,7 +27,7 @@ from holon.contract.layout import ENV_RUN_ID, Layout
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
 from holon.runner.model_keys import proxy_model_keys
-from holon.runner.reaper import children_of_self, end_run, subreaper
+from holon.runner.reaper import ENV_RUN_TAG, children_of_self, end_run, run_tag, subreaper
 
 # Inherited from the invoking environment; everything else must be passed explicitly.
 _PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "TERM")
@@ -91,6 +91,7 @@ class LocalBackend:
         env.update(given)
         env.update(layout.env())
         env[ENV_RUN_ID] = job.run_id
+        tag = env[ENV_RUN_TAG] = run_tag(job.run_id)
         argv = [*self.argv, "--probe"] if job.probe else list(self.argv)
         notes: list[str] = []
         with subreaper():
@@ -126,11 +127,11 @@ class LocalBackend:
                     _signal_group(proc.pid, signal.SIGKILL)
                     proc.wait()
             except BaseException:
-                end_run(_unreaped(proc), job.run_id, before)
+                end_run(_unreaped(proc), tag, before)
                 proc.wait()
                 raise
             finally:
-                left = end_run(_unreaped(proc), job.run_id, before)
+                left = end_run(_unreaped(proc), tag, before)
                 if left:
                     notes.append(f"killed {left} process(es) the agent left running")
                 # Every writer of the pipe is gone now, so the pump reaches its end.

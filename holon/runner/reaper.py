@@ -5,8 +5,11 @@ While a local run executes, Holon is the child subreaper of its process tree
 init, so nothing the agent starts can leave the tree. When the agent has exited (or timed out),
 every process of the run is killed and reaped: the agent's descendants, and the orphans reparented
 to Holon, recognized as Holon's children in a session other than Holon's own (Holon's own helpers
-stay in its session; the agent starts in a new one and no descendant can rejoin ours). The run-id
-tag in the environment is a second net for systems without a subreaper.
+stay in its session; the agent starts in a new one and no descendant can rejoin ours). A tag in
+the environment (`HOLON_RUN_TAG`) is a second net for systems without a subreaper. The tag is
+the run id plus a random part, one per execution: two Holon processes on one machine may run
+the same intent at once (the same event delivered to two jobs of a self-hosted runner), and the
+run id alone would make each one's cleanup kill the other's agent.
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import signal
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from holon.contract.layout import ENV_RUN_ID
-
+ENV_RUN_TAG = "HOLON_RUN_TAG"
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 _lock = threading.Lock()
@@ -128,9 +131,14 @@ def run_members(
     return members
 
 
-def tagged_processes(run_id: str) -> frozenset[int]:
-    """Processes carrying this run's HOLON_RUN_ID in their environment."""
-    marker = f"{ENV_RUN_ID}={run_id}".encode() + b"\0"
+def run_tag(run_id: str) -> str:
+    """A tag for one execution of `run_id`, unique across processes (see the docstring)."""
+    return f"{run_id}.{secrets.token_hex(8)}"
+
+
+def tagged_processes(tag: str) -> frozenset[int]:
+    """Processes carrying this execution's `HOLON_RUN_TAG` in their environment."""
+    marker = f"{ENV_RUN_TAG}={tag}".encode() + b"\0"
     found = set()
     me = os.getpid()
     with contextlib.suppress(FileNotFoundError):
@@ -151,7 +159,7 @@ def children_of_self() -> frozenset[int]:
     return frozenset(p.pid for p in process_table().values() if p.ppid == me)
 
 
-def end_run(agent: int | None, run_id: str, before: frozenset[int], deadline: float = 5.0) -> int:
+def end_run(agent: int | None, tag: str, before: frozenset[int], deadline: float = 5.0) -> int:
     """Kill and reap every process of the run except the agent itself (its Popen reaps it).
 
     `agent` is the agent's pid while it is not yet reaped, else None (its pid may be reused; its
@@ -174,7 +182,7 @@ def end_run(agent: int | None, run_id: str, before: frozenset[int], deadline: fl
             holon_sid=holon_sid,
             agent=agent,
             before=before,
-            tagged=tagged_processes(run_id),
+            tagged=tagged_processes(tag),
         )
         pending = False
         for pid in members:
