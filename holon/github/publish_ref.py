@@ -44,13 +44,14 @@ def plan_branch(
         return BranchPlan("create")
     if tip == base:
         return BranchPlan("update")
-    if _run_commit(api, tip, base, run_id):
+    if run_commit_on(api, tip, base, run_id):
         return BranchPlan("done", tip)
     raise _moved(branch, tip, base)
 
 
-def _run_commit(api: RepoApi, tip: str, base: str, run_id: str) -> bool:
-    """Whether `tip` is `run_id`'s commit on `base` (1 call)."""
+def run_commit_on(api: RepoApi, tip: str, base: str, run_id: str) -> bool:
+    """Whether `tip` is `run_id`'s commit on `base` (1 call): this run's publish, made by this
+    process before (a settle again) or by another at the same moment (one event, two jobs)."""
     commit = read_commit(api, tip)
     parents = [p.get("sha") for p in commit.get("parents", [])]
     return parents == [base] and is_run_commit(str(commit.get("message", "")), run_id)
@@ -81,7 +82,7 @@ def move_branch(
         tip = api.branch_tip(branch)
         if tip == commit:
             return commit
-        if tip is not None and _run_commit(api, tip, base, run_id):
+        if tip is not None and run_commit_on(api, tip, base, run_id):
             return tip
         raise _moved(branch, tip, commit, meanwhile=True) from None
     return commit

@@ -13,7 +13,7 @@ from typing import Any
 import github
 import pytest
 
-from holon.github import publish as publishing
+from holon.github import publish_ref
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import PublishError
 from holon.github.publish import publish_change
@@ -27,7 +27,7 @@ BRANCH = "heads/holon/issue-1"
 
 @pytest.fixture
 def gh(github_server: LoopbackGitHub) -> Iterator[github.Github]:
-    config = GitHubConfig(api_url=github_server.url, token=TOKEN, write_spacing=0.0, retries=0)  # type: ignore[arg-type]
+    config = GitHubConfig(api_url=github_server.url, token=TOKEN, write_spacing=0.0, retries=0)
     client = make_client(config)
     yield client
     client.close()
@@ -36,7 +36,7 @@ def gh(github_server: LoopbackGitHub) -> Iterator[github.Github]:
 def _racing(monkeypatch: pytest.MonkeyPatch, repo: Repo, message: Any = None) -> dict[str, str]:
     """Just before this process moves the branch, another one moves it to its own commit of
     the same change (the same parents and tree; its message as given, else the same)."""
-    real = publishing.move_branch
+    real = publish_ref.move_branch
     other: dict[str, str] = {}
 
     def move(api: Any, branch: str, plan: Any, commit: str, **kw: Any) -> str:
@@ -47,7 +47,7 @@ def _racing(monkeypatch: pytest.MonkeyPatch, repo: Repo, message: Any = None) ->
         repo.refs[BRANCH] = other["commit"] = twin
         return real(api, branch, plan, commit, **kw)
 
-    monkeypatch.setattr(publishing, "move_branch", move)
+    monkeypatch.setattr("holon.github.publish.move_branch", move)
     return other
 
 
@@ -82,3 +82,23 @@ def test_another_runs_commit_landing_meanwhile_is_still_a_moved_branch(
     assert caught.value.reason == "moved"
     assert repo.refs[BRANCH] == other["commit"]
     assert "pulls/create" not in github_server.operations()
+
+
+def test_a_pr_fix_another_process_published_first_is_this_publish(
+    gh: github.Github, github_server: LoopbackGitHub, tmp_path: Path
+) -> None:
+    # The same change request delivered to two jobs: both fix the pull request from its head;
+    # the second to publish finds the head at the run's own commit on that head, not "moved".
+    repo = github_server.state.repos[REPO]
+    head = seed(repo, BASE)
+    repo.refs["heads/feature/fix"] = head
+    pull = repo.add_pull("Fix the crash", head="feature/fix")
+    assert pull.pull is not None
+    patch = runner_patch(tmp_path, BASE, edit)
+    fix = request(head, kind="pull_request", number=1, skill="github-pr-fix", base_branch=None)
+    first = publish_change(gh, LOGIN, fix, patch)
+    assert pull.pull.head_sha == first.output["commit"] != head
+    second = publish_change(gh, LOGIN, fix, patch)
+    assert second.output["commit"] == first.output["commit"] == pull.pull.head_sha
+    assert not second.performed
+    assert github_server.count("git/create-commit") == 1
