@@ -7,9 +7,9 @@ REST API of the loopback GitHub) and reconciles what happened since the cursor.
 The story:
 - seed: a tick sets the reconcile cursor, then `/holon solve` on issue 1 opens Holon's pull
   request; the seed's bundle is the artifact every racing run restores;
-- the race: the same `/holon solve` comment on issue 2 delivered to several runs, a change
-  request on the seed's pull request (pr-fix by a small agent script), `/holon solve` on issues
-  of their own, and the same comment of one of those delivered to a second run;
+- the race (`PLANS`): the same `/holon solve` comment on a new issue delivered to several runs,
+  a change request on the seed's pull request (pr-fix by a small agent script; at 8, delivered
+  to two runs), `/holon solve` on other issues (at 8, one of those comments to two runs);
 - the tick: a fresh run restores the racing runs' artifacts and reconciles every comment made
   since the cursor; whatever state it lost, it would handle again.
 """

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from holon.actions import coverage
 from holon.gateway.envelope import envelope_id
 from holon.state.model import ServeState, greater
 from tests.races.scenario import (
@@ -80,6 +81,10 @@ def test_racing_runs_lose_nothing_and_do_everything_once(
     why = dump(result)
 
     final = live_state(result.tick)
+    # Every racing run restored the seed's artifact; the tick every racing run's, and not the
+    # seed's, which they all held.
+    assert coverage.held(final) == set(repo.artifacts), why
+    assert github_server.count("actions/download-artifact") == 2 * n, why
     _nothing_lost(result, final, why)
     _each_event_decided_once(result, why)
     # The tick found every racing event handled: no new run, no write on GitHub.
