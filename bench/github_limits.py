@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DOCUMENTED: dict[str, tuple[str, ...]] = {
-    "comment, reply, progress, settle": ("2", "1", "3", "1"),
+    "comment, reply, progress, settle": ("3", "1", "3", "1"),
     "label, unlabel": ("2", "1"),
     "close an issue": ("2", "1"),
     "request reviews": ("2", "1"),

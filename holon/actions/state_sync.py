@@ -7,7 +7,8 @@ Sources, in the order they are merged (docs/state-across-runs.md):
   truth (caches are scoped by ref and the REST API cannot download them): listed through the REST
   API (`actions: read`), expired ones ignored, ones whose run a fork could influence refused
   (`workflow_run.head_repository_id` must equal `workflow_run.repository_id` and the
-  repository's own id), the newest `NEWEST` downloaded, extracted and validated (`bundle.py`);
+  repository's own id), and every one the state does not hold yet downloaded (newest first, at
+  most `coverage.MAX_MERGED` a run; `coverage.py`), extracted and validated (`bundle.py`);
 - the cache directory (`HOLON_CACHE_DIR`) actions/cache restored, a fast path, only on a run of
   the default branch: a cache entry of `refs/pull/N/merge` could come from a fork-influenced run.
 
@@ -40,6 +41,7 @@ from typing import Any, Protocol
 import github
 
 from holon.actions import artifacts as art
+from holon.actions import coverage
 from holon.actions.bundle import (
     Bundle,
     BundleRefused,
@@ -56,7 +58,6 @@ from holon.state.journal import Journal, merge_journal_entries
 from holon.state.model import DEFAULT_RETENTION, ServeState, merge
 from holon.state.store import StateStore
 
-NEWEST = 3
 # `retention-days` of the state artifacts (action.yml, holon.yml): within the prune horizon
 # (`DEFAULT_RETENTION`, 30 days), so no restored copy is older than a pruned tombstone.
 ARTIFACT_RETENTION_DAYS = 14
@@ -130,21 +131,48 @@ def _scratch(settings: StateSyncSettings) -> str:
     return tempfile.mkdtemp(prefix="holon-restore-", dir=parent)
 
 
+@dataclass
+class _Holding:
+    """The artifact ids the restored state holds (see `coverage.py`), and the ids listed."""
+
+    held: set[int]
+    listed: set[int] = field(default_factory=set)
+
+
+def _live_held(settings: StateSyncSettings) -> set[int]:
+    try:
+        return coverage.held(StateStore(settings.state_dir).load())
+    except (HolonError, OSError):  # unreadable: the merge under the lock says so
+        return set()
+
+
 def _artifact_bundles(
     settings: StateSyncSettings,
     client: github.Github,
     now: datetime,
     refuse: Callable[[str], None],
+    skipped: list[str],
+    holding: _Holding,
 ) -> Iterable[tuple[str, Bundle]]:
+    """Every trusted artifact the state does not hold yet, newest first, up to
+    `coverage.MAX_MERGED`; what each one holds is held from then on."""
     try:
         listed = art.list_artifacts(client, settings.repo)
     except HolonError as exc:
         refuse(f"state artifacts not listed, going on with the local state: {_line(exc)}")
         return
-    chosen, untrusted = art.choose(listed, repo_id=settings.repo_id, now=now, limit=NEWEST)
+    chosen, untrusted = art.choose(listed, repo_id=settings.repo_id, now=now, limit=len(listed))
     for line in untrusted:
         refuse(line)
+    holding.listed = {a.id for a in chosen}
+    tried = left = 0
     for artifact in chosen:
+        if artifact.id in holding.held:
+            continue
+        if tried >= coverage.MAX_MERGED:
+            left += 1
+            continue
+        tried += 1
         label = artifact.label()
         scratch = _scratch(settings)
         try:
@@ -152,11 +180,18 @@ def _artifact_bundles(
                 raise BundleRefused(f"over {art.MAX_ZIP_BYTES // (1024 * 1024)} MiB packed")
             url = art.download_url(client, settings.repo, artifact)
             extract_zip(art.fetch_blob(url), Path(scratch))
-            yield label, load_bundle(Path(scratch))
+            bundle = load_bundle(Path(scratch))
+            holding.held |= {artifact.id} | coverage.held(bundle.state)
+            yield label, bundle
         except (HolonError, OSError) as exc:  # whatever it was, it stops only this source
             refuse(f"{label} refused: {_line(exc)}")
         finally:
             remove_tree(Path(scratch))
+    if left:
+        skipped.append(
+            f"{left} older state artifact(s) not merged: at most {coverage.MAX_MERGED} are "
+            "merged per run; the next run merges them"
+        )
 
 
 def _cache_bundle(
@@ -213,8 +248,9 @@ def restore(
         warn(line)
 
     sources: list[tuple[str, Bundle]] = []
+    holding = _Holding(_live_held(settings))
     if client is not None:
-        sources.extend(_artifact_bundles(settings, client, now, refuse))
+        sources.extend(_artifact_bundles(settings, client, now, refuse, skipped, holding))
     sources.extend(_cache_bundle(settings, refuse, skipped))
     if not sources:
         return Restored(merged, refused, skipped)
@@ -223,6 +259,10 @@ def restore(
         with store:
             live = store.load()
             state = functools.reduce(merge, (b.state for _, b in sources), live)
+            if holding.listed:
+                # What this state holds now, of what GitHub still lists (bounded by the listing).
+                ids = (holding.held | coverage.held(state)) & holding.listed
+                state.put(coverage.held_record(ids, now))
             if state != live:
                 store.save(state)
             _merge_journals(store, [b for _, b in sources], refuse)
@@ -398,7 +438,6 @@ def horizon_days() -> int:
 
 __all__ = [
     "ARTIFACT_RETENTION_DAYS",
-    "NEWEST",
     "Restored",
     "StateSyncConfig",
     "StateSyncSettings",

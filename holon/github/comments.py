@@ -13,6 +13,11 @@ A POST answered with a 5xx or not at all may have been done by GitHub: before an
 again the comment is looked up by its marker, and an error is raised when it is not there, so
 the caller's next attempt (which lists first) posts it. A comment is never posted twice.
 
+Two processes may look at once (one event delivered to two jobs), both find none and both post.
+So a new comment is followed by one more look-up: the oldest comment with the marker is the
+one; when it is not ours, ours is deleted and the oldest edited to say this body. Every racer
+converges on the same comment, whatever the order of their writes.
+
 `reply` is the controller's own reply (usage, status, refusal): one per subject and kind, with
 `reply.<kind>` in the marker's skill field, a name no skill can have (skills are `[a-z0-9-]`).
 """
@@ -95,8 +100,20 @@ def upsert_comment(
             there = scope.repo.edit_comment(subject.number, there.id, text)
         scope.known.remember(item, there.id, text)
         return _outcome(there, True, "GitHub answered with an error but had posted it")
+    posted = _oldest_wins(scope, subject, key, posted, text)
     scope.known.remember(item, posted.id, text)
     return _outcome(posted, True)
+
+
+def _oldest_wins(
+    scope: Scope, subject: Subject, key: Marker | None, posted: CommentView, text: str
+) -> CommentView:
+    """The one comment after posting `posted` (see the module docstring)."""
+    first = find_own(scope, subject, key)
+    if first is None or first.id == posted.id:  # None: a listing that lags; ours stands
+        return posted
+    scope.repo.delete_comment(posted.id)
+    return first if first.body == text else scope.repo.edit_comment(subject.number, first.id, text)
 
 
 def reply(scope: Scope, subject: Subject, kind: str, body: str) -> EffectOutcome:

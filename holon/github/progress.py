@@ -37,8 +37,8 @@ def progress_body(subject: Subject, skill: str | None, run_url: str | None) -> s
 def start_progress(
     scope: Scope, subject: Subject, skill: str | None, run_url: str | None = None
 ) -> EffectOutcome:
-    """Say on `subject` that work started, linking the run: 2 calls (list, post), or list and
-    edit when the comment exists, 1 when it already says this."""
+    """Say on `subject` that work started, linking the run: 3 calls (list, post, list again),
+    or list and edit when the comment exists, 1 when it already says this."""
     return upsert_comment(scope, subject, progress_body(subject, skill, run_url), skill=skill)
 
 

@@ -121,8 +121,7 @@ def _push(
         closes=policy.link == "fixes",
     )
     commit = make_commit(api, message, tree, request.base_sha, None)
-    move_branch(api, branch, plan, commit)
-    return commit
+    return move_branch(api, branch, plan, commit, base=request.base_sha, run_id=request.run_id)
 
 
 def _pull_request(

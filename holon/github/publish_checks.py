@@ -7,6 +7,7 @@ from holon.github.errors import PublishError
 from holon.github.publish_api import RepoApi
 from holon.github.publish_names import WORKFLOWS, is_workflow, path_problem
 from holon.github.publish_patch import FileChange
+from holon.github.publish_ref import run_commit_on
 from holon.github.publish_request import PublishRequest
 from holon.refnames import branch_problem
 from holon.terminal import line
@@ -49,7 +50,9 @@ def check_declared(changes: list[FileChange], allow_workflows: bool) -> None:
 
 def pull_branch(api: RepoApi, request: PublishRequest) -> str:
     """The pull request's branch, when Holon may push to it: open, in this repository, not
-    its default branch, and at the head the run started from (1 call)."""
+    its default branch, and at the head the run started from, or at this run's own commit on
+    it (published already, by this process or another: `plan_branch` finds it done) (1 call;
+    2 when the head moved)."""
     number = request.number
     pull = api.call("pulls/get", "GET", f"/pulls/{number}")
     head = pull.get("head") or {}
@@ -73,7 +76,8 @@ def pull_branch(api: RepoApi, request: PublishRequest) -> str:
             f"pull request #{number}'s branch {line(branch, 120)!r} is refused: {problem}",
         )
     sha = str(head.get("sha", ""))
-    if sha != request.base_sha:
+    moved = sha != request.base_sha
+    if moved and not (sha and run_commit_on(api, sha, request.base_sha, request.run_id)):
         raise PublishError(
             "moved",
             f"pull request #{number} moved: its head is {sha[:12]}, the run started from "

@@ -9,7 +9,10 @@ between the read and the move makes GitHub refuse ours instead of overwriting it
 
 A create or move answered with a 5xx is looked up (is the branch at our commit?) before it is
 sent again, never doubled; a create refused because the branch appeared meanwhile, or a move
-refused as not a fast-forward, is the branch having moved.
+refused as not a fast-forward, is the branch having moved, unless what moved it is this run's
+own commit on the same base: the same intent published by another process at the same moment
+(one event delivered to two jobs), whose commit is then the publish's, as `plan_branch` would
+have found it a moment later.
 """
 
 from __future__ import annotations
@@ -41,15 +44,24 @@ def plan_branch(
         return BranchPlan("create")
     if tip == base:
         return BranchPlan("update")
-    commit = read_commit(api, tip)
-    parents = [p.get("sha") for p in commit.get("parents", [])]
-    if parents == [base] and is_run_commit(str(commit.get("message", "")), run_id):
+    if run_commit_on(api, tip, base, run_id):
         return BranchPlan("done", tip)
     raise _moved(branch, tip, base)
 
 
-def move_branch(api: RepoApi, branch: str, plan: BranchPlan, commit: str) -> None:
-    """Create `branch` at `commit`, or fast-forward it there (1 call)."""
+def run_commit_on(api: RepoApi, tip: str, base: str, run_id: str) -> bool:
+    """Whether `tip` is `run_id`'s commit on `base` (1 call): this run's publish, made by this
+    process before (a settle again) or by another at the same moment (one event, two jobs)."""
+    commit = read_commit(api, tip)
+    parents = [p.get("sha") for p in commit.get("parents", [])]
+    return parents == [base] and is_run_commit(str(commit.get("message", "")), run_id)
+
+
+def move_branch(
+    api: RepoApi, branch: str, plan: BranchPlan, commit: str, *, base: str, run_id: str
+) -> str:
+    """Create `branch` at `commit`, or fast-forward it there (1 call); the commit the branch is
+    at for this run (another process's, when it published the same run first)."""
 
     def lookup() -> str | None:
         return commit if api.branch_tip(branch) == commit else None
@@ -68,8 +80,12 @@ def move_branch(api: RepoApi, branch: str, plan: BranchPlan, commit: str) -> Non
         write_once(create if plan.action == "create" else update, lookup)
     except (Rejected, Conflict):
         tip = api.branch_tip(branch)
-        if tip != commit:
-            raise _moved(branch, tip, commit, meanwhile=True) from None
+        if tip == commit:
+            return commit
+        if tip is not None and run_commit_on(api, tip, base, run_id):
+            return tip
+        raise _moved(branch, tip, commit, meanwhile=True) from None
+    return commit
 
 
 def _moved(branch: str, tip: str | None, base: str, meanwhile: bool = False) -> PublishError:

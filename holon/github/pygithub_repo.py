@@ -10,6 +10,7 @@ a URL, never structure.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,7 +19,7 @@ from typing import Any
 import github
 from requests.utils import parse_header_links
 
-from holon.github.errors import GitHubError, map_errors
+from holon.github.errors import GitHubError, NotFound, map_errors
 from holon.github.handle import (
     CheckFields,
     CheckRunView,
@@ -159,6 +160,11 @@ class PyGithubRepo:
         path = f"{self._root}/issues/comments/{int(comment_id)}"
         _, data = self._call("issues/update-comment", "PATCH", path, input={"body": body})
         return _comment(data)
+
+    def delete_comment(self, comment_id: int) -> None:
+        path = f"{self._root}/issues/comments/{int(comment_id)}"
+        with contextlib.suppress(NotFound):
+            self._call("issues/delete-comment", "DELETE", path)
 
     def issue(self, number: int) -> IssueView:
         _, data = self._call("issues/get", "GET", f"{self._root}/issues/{int(number)}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from holon.actions import bundle
+from holon.actions import bundle, coverage
 from holon.actions.state_sync import Restored, restore, restore_state
 from holon.state.store import StateStore
 from tests.actions.state_support import (
@@ -49,11 +49,13 @@ def _restore(server: LoopbackGitHub, s: Settings) -> tuple[Restored, list[str]]:
 
 
 def _records(s: Settings) -> dict[str, str]:
+    """The records restored (less the one saying which artifacts the state holds)."""
     state = StateStore(s.state_dir).load()
-    return {rid: r.status for rid, r in state.records.items()}
+    held = f"meta:{coverage.KEY}"
+    return {rid: r.status for rid, r in state.records.items() if rid != held}
 
 
-def test_racing_runs_merge_losslessly_newest_three(
+def test_racing_runs_merge_losslessly_every_artifact_the_state_lacks(
     github_server: LoopbackGitHub, tmp_path: Path
 ) -> None:
     repo = github_server.state.repos["octocat/Hello-World"]
@@ -72,7 +74,7 @@ def test_racing_runs_merge_losslessly_newest_three(
         actions=[entry("act_1")],
     )
     third = bundle_zip(record("c"))
-    oldest = bundle_zip(record("too-old"))
+    oldest = bundle_zip(record("older"))
     repo.add_artifact("holon-state-104-1", oldest, created_at=_at(4))
     repo.add_artifact("holon-state-101-1", first, created_at=_at(1), run_id=101)
     repo.add_artifact("holon-state-102-1", second, created_at=_at(1), run_id=102)
@@ -88,26 +90,29 @@ def test_racing_runs_merge_losslessly_newest_three(
     restored, warned = _restore(github_server, s)
 
     assert warned == []
+    # Every one the state lacks, however many runs raced (not only the newest few).
     assert sorted(restored.merged) == [
         "artifact holon-state-101-1 (run 101)",
         "artifact holon-state-102-1 (run 102)",
         "artifact holon-state-103-1 (run 103)",
+        f"artifact holon-state-104-1 (run {repo.artifacts[1001].run_id})",
     ]
     assert _records(s) == {
         "dedupe:a": "live",
         "dedupe:b": "live",
         "dedupe:c": "live",
+        "dedupe:older": "live",
         "dedupe:live": "live",
         "intent:int_1": "succeeded",  # settled beats inflight, whatever the times
     }
     events = [e["id"] for e in journal_lines(s.state_dir / "events.ndjson")]
     assert sorted(events) == ["evt_1", "evt_2", "evt_both"]
     assert [e["id"] for e in journal_lines(s.state_dir / "actions.ndjson")] == ["act_1"]
-    # Again (a re-run): nothing new, every line still once.
+    # Again (a re-run): the state holds them all; nothing is downloaded, every line still once.
     again, _ = _restore(github_server, s)
-    assert len(again.merged) == 3
+    assert again.merged == []
     assert sorted(e["id"] for e in journal_lines(s.state_dir / "events.ndjson")) == events
-    assert github_server.count("actions/download-artifact") == 6
+    assert github_server.count("actions/download-artifact") == 4
 
 
 def test_no_authorization_header_reaches_the_blob_url(
