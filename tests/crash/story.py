@@ -123,7 +123,7 @@ def assert_consistent(step: ActionsEnv, server: LoopbackGitHub) -> dict[str, Any
     # Journals valid (read strictly); every receipt of the event is journaled, and decided once:
     # a receipt after the first is decided `duplicate`.
     events = journal_entries(step, "events")
-    comment = [e for e in events if e["type"] == "github.issue_comment.created"]
+    comment = [e for e in events if e.get("type") == "github.issue_comment.created"]
     assert comment, "the event was lost: not journaled"
     assert len({e["id"] for e in comment}) == 1
     # A decision line whose state save was lost is decided again under its id, to the same
