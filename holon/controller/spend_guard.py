@@ -16,6 +16,7 @@ from holon.controller.guardrails import Refusal
 from holon.controller.pass_report import Pass
 from holon.controller.spending import day_of, day_spend, subject_spend
 from holon.intent import ActionIntent
+from holon.spend import Spend
 
 GUARD = "spend"
 WAIT = "spend-limit:"
@@ -28,8 +29,9 @@ def _model_run(p: Pass, intent: ActionIntent) -> bool:
     return skill is None or not skill.host
 
 
-def reached(p: Pass, intent: ActionIntent) -> Reached | None:
-    """The limit that stops `intent` from starting, or None."""
+def reached(p: Pass, intent: ActionIntent, today: Spend | None = None) -> Reached | None:
+    """The limit that stops `intent` from starting, or None. `today`: the day's spend when the
+    caller has summed it already (it does not change while a pass judges its intents)."""
     budgets = p.parts.policy.settings.budgets
     if not limited(budgets) or not _model_run(p, intent):
         return None
@@ -40,7 +42,7 @@ def reached(p: Pass, intent: ActionIntent) -> Reached | None:
         subject=subject,
         subject_spend=subject_spend(p.state, subject),
         day=day,
-        day_spend=day_spend(p.state, day),
+        day_spend=today if today is not None else day_spend(p.state, day),
         skill=str(intent.args.get("skill")),
         mention=p.parts.mention or "holon",
     )
@@ -50,8 +52,11 @@ def within_budget(p: Pass, intents: list[ActionIntent]) -> tuple[list[ActionInte
     """The intents the spend limits allow, and the refusals of those they do not."""
     allowed: list[ActionIntent] = []
     refused: list[Refusal] = []
+    # Summed once: nothing is spent while the pass judges its intents.
+    budgets = p.parts.policy.settings.budgets
+    today = day_spend(p.state, day_of(p.parts.clock())) if limited(budgets) else None
     for intent in intents:
-        limit = reached(p, intent)
+        limit = reached(p, intent, today)
         if limit is None:
             allowed.append(intent)
         else:
