@@ -313,11 +313,7 @@ def hold_trigger(server: Any, payload: dict[str, Any]) -> None:
     """GitHub holds the comment the event says was written: a write of the work reads its
     trigger again first (frozen inputs, docs/security.md), and a comment it cannot find was
     deleted."""
-    from tests.support.github_fake.state import Comment
-
-    c = payload["comment"]
-    made = Comment(c["id"], payload["issue"]["number"], c["body"], c["user"]["login"])
-    server.state.repos[REPO].comments[c["id"]] = made
+    server.state.repos[REPO].hold_comment(payload)
 
 
 def holon_comments(server: Any) -> list[str]:

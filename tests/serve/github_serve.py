@@ -10,7 +10,6 @@ from typing import Any
 
 from tests.gateway.conftest import example
 from tests.serve.conftest import holon_argv, serve_env
-from tests.support.github_fake.state import Comment
 
 REPO = "octocat/Hello-World"
 TOKEN = "ghs_" + "f" * 36  # the loopback GitHub's token
@@ -47,9 +46,7 @@ def hold_triggers(server: Any, lines: list[dict[str, Any]]) -> None:
     for line in lines:
         payload = line["payload"]
         if line["event"] == "issue_comment":
-            c = payload["comment"]
-            made = Comment(c["id"], payload["issue"]["number"], c["body"], c["user"]["login"])
-            repo.comments.setdefault(c["id"], made)
+            repo.hold_comment(payload)
         elif line["event"] == "pull_request_review":
             r, number = payload["review"], payload["pull_request"]["number"]
             pull = repo.issue(number, pull=True).pull

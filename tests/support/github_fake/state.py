@@ -152,6 +152,14 @@ class Repo:
         self.comments[comment.id] = comment
         return comment
 
+    def hold_comment(self, payload: dict[str, Any]) -> Comment:
+        """The comment an `issue_comment` payload says was written, held as GitHub holds it
+        (kept if already held): a write of the work reads its trigger again first (frozen
+        inputs), and a comment GitHub does not hold was deleted."""
+        c = payload["comment"]
+        made = Comment(c["id"], payload["issue"]["number"], c["body"], c["user"]["login"])
+        return self.comments.setdefault(c["id"], made)
+
     def add_artifact(
         self,
         name: str,
