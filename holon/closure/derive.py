@@ -9,9 +9,10 @@ remained. Pure: no I/O, no clock; one pass over the items, then constant work pe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+import heapq
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -79,47 +80,119 @@ class Closure(BaseModel):
         return self
 
 
-@dataclass
-class _Facts:
-    """The items sorted into what each rule looks at, in one pass."""
+class _Ids:
+    """The ids of a group's items, handed back in the rules' order: by time, then id."""
 
-    run: RunItem | None = None
-    failures: list[EvidenceItem] = field(default_factory=list)
-    questions: list[WaitItem] = field(default_factory=list)
-    operator_waits: list[WaitItem] = field(default_factory=list)
-    interruptions: list[EvidenceItem] = field(default_factory=list)
-    needs_human: list[EvidenceItem] = field(default_factory=list)
-    active_blocking: list[EvidenceItem] = field(default_factory=list)
-    timers: list[WaitItem] = field(default_factory=list)
-    externals: list[WaitItem] = field(default_factory=list)
-    runnable: list[EvidenceItem] = field(default_factory=list)
-    success: list[EvidenceItem] = field(default_factory=list)
-    claims: list[ClaimItem] = field(default_factory=list)
-    posture: PostureItem | None = None
-    tasks: dict[str, TaskItem] = field(default_factory=dict)
-    task_waits: list[WaitItem] = field(default_factory=list)
+    def __init__(self) -> None:
+        self._keys: list[tuple[int, str]] = []
+
+    def add(self, order: int, ident: str) -> None:
+        self._keys.append((order, ident))
+
+    def ordered(self) -> Iterator[tuple[int, str]]:
+        return iter(sorted(self._keys))
+
+
+IdsFactory = Callable[[], "_Ids"]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def instant(at: datetime) -> int:
+    """`at` as microseconds since the epoch: orders as the aware datetimes do."""
+    return (at - _EPOCH) // _MICROSECOND
+
+
+class _Group:
+    """Items one rule looks at: how many, the first by (time, id), and every id in that order.
+    Only the first item is held; the ids go to `ids` (a list here, a spool when streamed)."""
+
+    __slots__ = ("count", "first", "ids")
+
+    def __init__(self, ids: _Ids) -> None:
+        self.count = 0
+        self.first: Any = None
+        self.ids = ids
+
+    def add(self, item: EvidenceItem) -> None:
+        self.count += 1
+        if self.first is None or _key(item) < _key(self.first):
+            self.first = item
+        self.ids.add(instant(item.at), item.id)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+class _Facts:
+    """The items sorted into what each rule looks at, in one pass (a fold: `add` each item,
+    then `close`). Bounded apart from tasks and waits on tasks: each group keeps its first item
+    and a count, its ids go to `ids`."""
+
+    def __init__(self, ids: IdsFactory = _Ids) -> None:
+        self.run: RunItem | None = None
+        self.failures = _Group(ids())
+        self.questions = _Group(ids())
+        self.operator_waits = _Group(ids())
+        self.interruptions = _Group(ids())
+        self.needs_human = _Group(ids())
+        self.active_blocking = _Group(ids())
+        self.blocking_tasks: set[str] = set()
+        self.timers = _Group(ids())
+        self.first_timer: WaitItem | None = None
+        self.externals = _Group(ids())
+        self.conditions: set[str] = set()
+        self.runnable = _Group(ids())
+        self.success = _Group(ids())
+        self.claims = ids()
+        self._claims = 0
+        self.posture: PostureItem | None = None
+        self.tasks: dict[str, TaskItem] = {}
+        self.task_waits: list[WaitItem] = []
+
+    @property
+    def claims_count(self) -> int:
+        return self._claims
+
+    def add(self, item: EvidenceItem) -> None:
+        handler = _DISPATCH.get(type(item))
+        if handler is not None:
+            handler(item, self)
+
+    def close(self) -> _Facts:
+        tasks = self.tasks
+        # A parent that waits on a task takes its result: the task's failure or stop is fed
+        # back into the parent even when the task was not created as blocking (Result Closure,
+        # "Task").
+        waited = {wait.task_id for wait in self.task_waits}
+        for task in tasks.values():
+            _classify_task(task, self, waited=task.task_id in waited)
+        for wait in self.task_waits:
+            # Waiting on a task that is still open blocks like a blocking task; a closed one
+            # is already decided by the task's own state.
+            task = tasks[wait.task_id or ""]
+            if _task_open(task):
+                self.active_blocking.add(wait)
+                self.blocking_tasks.add(wait.task_id or "")
+        return self
 
 
 def _key(item: EvidenceItem) -> tuple[datetime, str]:
     return (item.at, item.id)
 
 
-def _first(items: Sequence[EvidenceItem]) -> EvidenceItem:
-    return min(items, key=_key)
-
-
 def _on_run(item: RunItem, facts: _Facts) -> None:
     facts.run = item
     if item.state in _FAILED_STATES or (item.state == "completed" and item.outcome == "failure"):
-        facts.failures.append(item)
+        facts.failures.add(item)
     elif item.state in _STOPPED_STATES:
-        facts.interruptions.append(item)
+        facts.interruptions.add(item)
     elif item.state == "running":
-        facts.runnable.append(item)
+        facts.runnable.add(item)
     elif item.outcome == "needs_human":
-        facts.needs_human.append(item)
+        facts.needs_human.add(item)
     elif item.outcome == "success":
-        facts.success.append(item)
+        facts.success.add(item)
 
 
 def _on_task(item: TaskItem, facts: _Facts) -> None:
@@ -139,26 +212,35 @@ def _on_wait(item: WaitItem, facts: _Facts) -> None:
     if item.resolved:
         return
     if item.on == "operator":
-        (facts.questions if item.question is not None else facts.operator_waits).append(item)
+        (facts.questions if item.question is not None else facts.operator_waits).add(item)
     elif item.on == "timer":
-        facts.timers.append(item)
+        facts.timers.add(item)
+        first = facts.first_timer
+        if first is None or _timer_key(item) < _timer_key(first):
+            facts.first_timer = item
     elif item.on == "external":
-        facts.externals.append(item)
+        facts.externals.add(item)
+        facts.conditions.add(item.condition or "")
     else:
         facts.task_waits.append(item)
 
 
+def _timer_key(wait: WaitItem) -> tuple[datetime, str]:
+    return (wait.until or wait.at, wait.id)
+
+
 def _on_interruption(item: InterruptionItem, facts: _Facts) -> None:
-    facts.interruptions.append(item)
+    facts.interruptions.add(item)
 
 
 def _on_work(item: WorkItem, facts: _Facts) -> None:
     if item.state == "runnable":
-        facts.runnable.append(item)
+        facts.runnable.add(item)
 
 
 def _on_claim(item: ClaimItem, facts: _Facts) -> None:
-    facts.claims.append(item)
+    facts.claims.add(0, item.id)
+    facts._claims += 1
 
 
 def _on_posture(item: PostureItem, facts: _Facts) -> None:
@@ -182,24 +264,10 @@ _DISPATCH: dict[type, Callable[[Any, _Facts], None]] = {
 
 def _collect(evidence: Evidence) -> _Facts:
     facts = _Facts()
-    dispatch = _DISPATCH.get
+    add = facts.add
     for item in evidence.items:
-        handler = dispatch(type(item))
-        if handler is not None:
-            handler(item, facts)
-    tasks = facts.tasks
-    # A parent that waits on a task takes its result: the task's failure or stop is fed back
-    # into the parent even when the task was not created as blocking (Result Closure, "Task").
-    waited = {wait.task_id for wait in facts.task_waits}
-    for task in tasks.values():
-        _classify_task(task, facts, waited=task.task_id in waited)
-    for wait in facts.task_waits:
-        # Waiting on a task that is still open blocks like a blocking task; a closed one
-        # is already decided by the task's own state.
-        task = tasks[wait.task_id or ""]
-        if _task_open(task):
-            facts.active_blocking.append(wait)
-    return facts
+        add(item)
+    return facts.close()
 
 
 def _task_open(task: TaskItem) -> bool:
@@ -224,28 +292,37 @@ def _classify_task(task: TaskItem, facts: _Facts, *, waited: bool) -> None:
     if not (task.blocking or waited):
         return  # a created task does not by itself block its parent
     if _task_failed(task):
-        facts.failures.append(task)
+        facts.failures.add(task)
     elif task.state in _STOPPED_STATES:
-        facts.interruptions.append(task)
+        facts.interruptions.add(task)
     elif task.blocking and _task_open(task):
         # An open task that is only waited on blocks through the wait item (below).
-        facts.active_blocking.append(task)
+        facts.active_blocking.add(task)
+        facts.blocking_tasks.add(task.task_id)
 
 
 @dataclass(frozen=True)
 class _Decision:
     outcome: ClosureOutcome
     reason: WaitingReason | None
-    items: list[EvidenceItem]
+    groups: tuple[_Group, ...]
     detail: str
     operator_wait: OperatorWait | None = None
     question: Question | None = None
+
+    def item_ids(self) -> Iterator[str]:
+        """The deciding items' ids by (time, id), whatever groups they came from."""
+        return (ident for _, ident in heapq.merge(*(g.ids.ordered() for g in self.groups)))
+
+
+def _first(*groups: _Group) -> Any:
+    return min((g.first for g in groups if g), key=_key)
 
 
 def _terminal_failure(f: _Facts) -> _Decision | None:
     if not f.failures:
         return None
-    first = _first(f.failures)
+    first = f.failures.first
     what = "the run"
     if isinstance(first, TaskItem):
         what = f"{'blocking' if first.blocking else 'awaited'} task {first.task_id}"
@@ -258,42 +335,41 @@ def _terminal_failure(f: _Facts) -> _Decision | None:
         state = "completed with outcome failure"
     reason = first.reason if isinstance(first, RunItem) else None
     detail = f"{what} ended {state}" + (f": {reason}" if reason else "")
-    return _Decision("failed", None, sorted(f.failures, key=_key), detail)
+    return _Decision("failed", None, (f.failures,), detail)
 
 
 def _blocking_wait(f: _Facts) -> _Decision | None:
     if f.interruptions:
-        first = _first(f.interruptions)
+        first = f.interruptions.first
         how = first.by if isinstance(first, InterruptionItem) else getattr(first, "state", "")
         actor = first.actor if isinstance(first, InterruptionItem) else None
         detail = f"stopped by {actor or 'the user'} ({how})"
         return _Decision(
             "waiting",
             "awaiting_operator_input",
-            sorted(f.interruptions, key=_key),
+            (f.interruptions,),
             detail,
             operator_wait="interruption",
         )
     if f.questions:
-        first_q = min(f.questions, key=_key)
+        first_q: WaitItem = f.questions.first
         question = first_q.question
         assert question is not None
         return _Decision(
             "waiting",
             "awaiting_operator_input",
-            sorted(f.questions, key=_key),
+            (f.questions,),
             f"asked the operator: {question.text}",
             operator_wait="question",
             question=question,
         )
-    blockers: list[EvidenceItem] = [*f.operator_waits, *f.needs_human]
-    if blockers:
-        first_b = _first(blockers)
+    if f.operator_waits or f.needs_human:
+        first_b = _first(f.operator_waits, f.needs_human)
         why = getattr(first_b, "reason", None) or "the agent needs human review"
         return _Decision(
             "waiting",
             "awaiting_operator_input",
-            sorted(blockers, key=_key),
+            (f.operator_waits, f.needs_human),
             f"waiting on an operator decision: {why}",
             operator_wait="other",
         )
@@ -303,34 +379,28 @@ def _blocking_wait(f: _Facts) -> _Decision | None:
 def _blocking_task(f: _Facts) -> _Decision | None:
     if not f.active_blocking or f.runnable:
         return None  # local progress remains: the task does not block yet
-    ids = sorted({getattr(i, "task_id", "") for i in f.active_blocking})
     return _Decision(
         "waiting",
         "awaiting_task_result",
-        sorted(f.active_blocking, key=_key),
-        "waiting on task " + ", ".join(ids),
+        (f.active_blocking,),
+        "waiting on task " + ", ".join(sorted(f.blocking_tasks)),
     )
 
 
 def _timer_wait(f: _Facts) -> _Decision | None:
-    if not f.timers:
+    first = f.first_timer
+    if first is None:
         return None
-    first = min(f.timers, key=lambda w: (w.until or w.at, w.id))
     until = (first.until or first.at).isoformat()
-    return _Decision(
-        "waiting", "awaiting_timer", sorted(f.timers, key=_key), f"sleeping until {until}"
-    )
+    return _Decision("waiting", "awaiting_timer", (f.timers,), f"sleeping until {until}")
 
 
 def _external_wait(f: _Facts) -> _Decision | None:
     if not f.externals:
         return None
-    watched = "; ".join(sorted({w.condition or "" for w in f.externals}))
+    watched = "; ".join(sorted(f.conditions))
     return _Decision(
-        "waiting",
-        "awaiting_external_change",
-        sorted(f.externals, key=_key),
-        f"waiting for {watched}",
+        "waiting", "awaiting_external_change", (f.externals,), f"waiting for {watched}"
     )
 
 
@@ -338,19 +408,14 @@ def _runnable_work(f: _Facts) -> _Decision | None:
     if not f.runnable:
         return None
     return _Decision(
-        "continuable",
-        None,
-        sorted(f.runnable, key=_key),
-        f"{len(f.runnable)} runnable item(s) remain",
+        "continuable", None, (f.runnable,), f"{f.runnable.count} runnable item(s) remain"
     )
 
 
 def _completion(f: _Facts) -> _Decision | None:
     if not f.success:
         return None
-    return _Decision(
-        "completed", None, sorted(f.success, key=_key), "the run completed successfully"
-    )
+    return _Decision("completed", None, (f.success,), "the run completed successfully")
 
 
 Rule = tuple[RuleName, Callable[[_Facts], _Decision | None]]
@@ -375,30 +440,68 @@ def _posture(f: _Facts, outcome: ClosureOutcome) -> RuntimePosture:
     return "sleeping" if outcome == "waiting" else "idle"
 
 
-def derive_closure(evidence: Evidence, rules: Sequence[Rule] = RULES) -> Closure:
-    """The closure of `evidence.unit`, decided by the first rule that applies."""
-    facts = _collect(evidence)
+def _rejected(decision: _Decision, facts: _Facts) -> Iterator[str]:
+    if decision.outcome == "completed":
+        return iter(())
+    return (ident for _, ident in facts.claims.ordered())
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A closure whose two lists may be long: `closure` holds them only when `whole`; otherwise
+    they are empty there and `deciding_items()` / `rejected_claims()` stream them in order."""
+
+    closure: Closure
+    decision: _Decision
+    facts: _Facts
+    whole: bool
+
+    def deciding_items(self) -> Iterator[str]:
+        return self.decision.item_ids()
+
+    def rejected_claims(self) -> Iterator[str]:
+        return _rejected(self.decision, self.facts)
+
+
+def decide(
+    facts: _Facts, unit: str, rules: Sequence[Rule] = RULES, *, max_listed: int | None = None
+) -> Derived:
+    """The closure of a folded `facts`, decided by the first rule that applies. Its deciding
+    items and rejected claims are listed in it unless they number over `max_listed`."""
     name: RuleName = "no_closure_evidence"
     decision = _Decision(
-        "failed", None, [], "no runtime evidence of completion: stopping is not success"
+        "failed", None, (), "no runtime evidence of completion: stopping is not success"
     )
     for rule_name, rule in rules:
         decided = rule(facts)
         if decided is not None:
             name, decision = rule_name, decided
             break
-    rejected = [] if decision.outcome == "completed" else sorted(c.id for c in facts.claims)
     canonical = {rule_name: i for i, (rule_name, _) in enumerate(RULES, start=1)}
-    return Closure(
-        unit=evidence.unit.id,
+    listed = sum(g.count for g in decision.groups)
+    listed += 0 if decision.outcome == "completed" else facts.claims_count
+    whole = max_listed is None or listed <= max_listed
+    closure = Closure(
+        unit=unit,
         closure_outcome=decision.outcome,
         waiting_reason=decision.reason,
         runtime_posture=_posture(facts, decision.outcome),
         rule=name,
         rule_number=canonical.get(name),
-        deciding_items=[item.id for item in decision.items],
+        deciding_items=list(decision.item_ids()) if whole else [],
         operator_wait=decision.operator_wait,
         question=decision.question,
         detail=decision.detail,
-        rejected_claims=rejected,
+        rejected_claims=list(_rejected(decision, facts)) if whole else [],
     )
+    return Derived(closure, decision, facts, whole)
+
+
+def new_facts(ids: IdsFactory = _Ids) -> _Facts:
+    """An empty fold: `add` each item in document order, then `close()` and `decide`."""
+    return _Facts(ids)
+
+
+def derive_closure(evidence: Evidence, rules: Sequence[Rule] = RULES) -> Closure:
+    """The closure of `evidence.unit`, decided by the first rule that applies."""
+    return decide(_collect(evidence), evidence.unit.id, rules).closure
