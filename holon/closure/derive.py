@@ -10,7 +10,7 @@ remained. Pure: no I/O, no clock; one pass over the items, then constant work pe
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -80,7 +80,7 @@ class Closure(BaseModel):
         return self
 
 
-class _Ids:
+class Ids:
     """The ids of a group's items, handed back in the rules' order: by time, then id."""
 
     def __init__(self) -> None:
@@ -93,7 +93,7 @@ class _Ids:
         return iter(sorted(self._keys))
 
 
-IdsFactory = Callable[[], "_Ids"]
+IdsFactory = Callable[[], "Ids"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -109,7 +109,7 @@ class _Group:
 
     __slots__ = ("count", "first", "ids")
 
-    def __init__(self, ids: _Ids) -> None:
+    def __init__(self, ids: Ids) -> None:
         self.count = 0
         self.first: Any = None
         self.ids = ids
@@ -129,7 +129,7 @@ class _Facts:
     then `close`). Bounded apart from tasks and waits on tasks: each group keeps its first item
     and a count, its ids go to `ids`."""
 
-    def __init__(self, ids: IdsFactory = _Ids) -> None:
+    def __init__(self, ids: IdsFactory = Ids) -> None:
         self.run: RunItem | None = None
         self.failures = _Group(ids())
         self.questions = _Group(ids())
@@ -262,10 +262,11 @@ _DISPATCH: dict[type, Callable[[Any, _Facts], None]] = {
 }
 
 
-def _collect(evidence: Evidence) -> _Facts:
-    facts = _Facts()
+def fold(items: Iterable[EvidenceItem], ids: IdsFactory = Ids) -> _Facts:
+    """Every item folded in, in order: what the rules decide on."""
+    facts = _Facts(ids)
     add = facts.add
-    for item in evidence.items:
+    for item in items:
         add(item)
     return facts.close()
 
@@ -497,11 +498,11 @@ def decide(
     return Derived(closure, decision, facts, whole)
 
 
-def new_facts(ids: IdsFactory = _Ids) -> _Facts:
+def new_facts(ids: IdsFactory = Ids) -> _Facts:
     """An empty fold: `add` each item in document order, then `close()` and `decide`."""
     return _Facts(ids)
 
 
 def derive_closure(evidence: Evidence, rules: Sequence[Rule] = RULES) -> Closure:
     """The closure of `evidence.unit`, decided by the first rule that applies."""
-    return decide(_collect(evidence), evidence.unit.id, rules).closure
+    return decide(fold(evidence.items), evidence.unit.id, rules).closure

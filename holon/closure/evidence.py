@@ -9,7 +9,7 @@ the offending item.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
@@ -224,18 +224,28 @@ def _describe(error: ValidationError, raw: object) -> str:
     if len(loc) >= 2 and loc[0] == "items" and isinstance(loc[1], int):
         items = raw.get("items") if isinstance(raw, dict) else None
         item = items[loc[1]] if isinstance(items, list) and loc[1] < len(items) else None
-        ident = item.get("id") if isinstance(item, dict) else None
-        kind = item.get("kind") if isinstance(item, dict) else None
-        name = f"evidence item {ident!r}" if ident else f"evidence item #{loc[1] + 1}"
-        if kind:
-            name += f" ({kind})"
-        rest = [str(p) for p in loc[2:] if p != kind]
-        field = f" {'.'.join(rest)}:" if rest else ""
-        return f"{name}:{field} {message}"
+        return _item_line(loc[1], item, loc[2:], message)
     if message.startswith("evidence item"):
         return message
     where = ".".join(str(p) for p in loc)
     return f"{where}: {message}" if where else message
+
+
+def describe_item(error: ValidationError, index: int, item: object) -> str:
+    """The line `_describe` gives for an item (0-based `index`) validated on its own."""
+    first = error.errors(include_input=False, include_url=False)[0]
+    return _item_line(index, item, list(first["loc"]), first["msg"].removeprefix("Value error, "))
+
+
+def _item_line(index: int, item: object, loc: list[Any], message: str) -> str:
+    ident = item.get("id") if isinstance(item, dict) else None
+    kind = item.get("kind") if isinstance(item, dict) else None
+    name = f"evidence item {ident!r}" if ident else f"evidence item #{index + 1}"
+    if kind:
+        name += f" ({kind})"
+    rest = [str(p) for p in loc if p != kind]
+    field = f" {'.'.join(rest)}:" if rest else ""
+    return f"{name}:{field} {message}"
 
 
 def parse_evidence(raw: bytes | str, source: str = "evidence") -> Evidence:
@@ -256,6 +266,10 @@ def parse_evidence(raw: bytes | str, source: str = "evidence") -> Evidence:
         data = {"items": data}
     if not isinstance(data, dict):
         raise InvalidInput(f"{source}: expected a JSON object with `items`")
+    return validate_evidence(data, source)
+
+
+def validate_evidence(data: dict[str, Any], source: str) -> Evidence:
     try:
         return Evidence.model_validate(data)
     except ValidationError as exc:
