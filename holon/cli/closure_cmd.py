@@ -62,10 +62,13 @@ def main(args: argparse.Namespace) -> int:
         data["explain"] = _explain(
             record, [n for n in named if n.startswith("x1")], [n for n in named if n[:2] == "x2"]
         )
-    out = sys.stdout
+    out, held = sys.stdout, []
     for piece in _pieces(json.dumps(data, indent=2), lists, inline):
-        out.write(json_text(piece))
-    out.write("\n")
+        held.append(piece)
+        if len(held) >= 4096:
+            out.write(json_text("".join(held)))
+            held.clear()
+    out.write(json_text("".join(held)) + "\n")
     return record.exit_code
 
 

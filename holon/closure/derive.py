@@ -154,6 +154,10 @@ class _Facts:
     def claims_count(self) -> int:
         return self._claims
 
+    def add_claim(self, ident: str) -> None:
+        self.claims.add(0, ident)
+        self._claims += 1
+
     def add(self, item: EvidenceItem) -> None:
         handler = _DISPATCH.get(type(item))
         if handler is not None:
@@ -239,8 +243,7 @@ def _on_work(item: WorkItem, facts: _Facts) -> None:
 
 
 def _on_claim(item: ClaimItem, facts: _Facts) -> None:
-    facts.claims.add(0, item.id)
-    facts._claims += 1
+    facts.add_claim(item.id)
 
 
 def _on_posture(item: PostureItem, facts: _Facts) -> None:

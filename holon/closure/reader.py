@@ -1,12 +1,13 @@
 """An evidence document read incrementally from a file: bounded chunks, one item at a time.
 
 `EvidenceReader.members` walks the top-level object (or a bare list of items) and hands back
-each member: `items` as an iterator of validated items, every other member as its decoded
-value. Items are validated as they arrive, in batches of about `BATCH` bytes with one call
-of the item model on the batch's bytes (what `parse_evidence`'s one pass does for a whole
-document); a batch it refuses, or one holding a `\\uD800`-style escape, is read again one item at
-a time through `holon.jsonio` (nesting, NaN and Infinity, out-of-range numbers, lone
-surrogates), so the item at fault is named by its index. No item may be over `MAX_ITEM_BYTES`
+each member: `items` as an iterator of items, every other member as its decoded value. Items
+are validated as they arrive, in batches of about `BATCH` bytes with one call on the batch's
+bytes (into dictionaries, holon/closure/fast.py: what `parse_evidence`'s one pass does for a
+whole document, without building a model per item); a batch refused, or one holding a
+`\\uD800`-style escape, is read again one item at a time through `holon.jsonio` (nesting, NaN and
+Infinity, out-of-range numbers, lone surrogates) and the item models, so the item at fault is
+named by its index and the line is the in-memory path's. No item may be over `MAX_ITEM_BYTES`
 (the whole-document limit of the in-memory path), and memory holds one chunk and one batch.
 """
 
@@ -22,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from holon import jsonio
 from holon.closure.evidence import EvidenceItem, describe_item
+from holon.closure.fast import batch_adapter
 from holon.errors import InvalidInput
 
 CHUNK = 256 * 1024
@@ -34,15 +36,14 @@ _WS = re.compile(rb"[ \t\n\r]*")
 _NEXT = re.compile(rb"[ \t\n\r]*(?:,[ \t\n\r]*\{|\])")
 _DECODER = json.JSONDecoder()
 _ITEM: TypeAdapter[Any] | None = None
-_BATCH: TypeAdapter[list[Any]] | None = None
 
 
-def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[list[Any]]]:
-    global _ITEM, _BATCH
-    if _ITEM is None or _BATCH is None:
+def item_adapter() -> TypeAdapter[Any]:
+    """The evidence item models (a discriminated union), built on first use."""
+    global _ITEM
+    if _ITEM is None:
         _ITEM = TypeAdapter(EvidenceItem)
-        _BATCH = TypeAdapter(list[EvidenceItem])
-    return _ITEM, _BATCH
+    return _ITEM
 
 
 def _limit_text() -> str:
@@ -196,8 +197,8 @@ class EvidenceReader:
             if self._expect(b",}", "Expecting ',' delimiter") == ord("}"):
                 return
 
-    def _items(self, depth: int) -> Iterator[EvidenceItem]:
-        one, batch = _adapters()
+    def _items(self, depth: int) -> Iterator[EvidenceItem | dict[str, Any]]:
+        one, batch = item_adapter(), batch_adapter()
         index = 0
         slow_until = -1  # a refused batch is read again item by item up to here
         if self._peek() == ord("]"):
@@ -209,7 +210,7 @@ class EvidenceReader:
             cut = -1 if start < slow_until else self._cut()
             if cut > 0:
                 chunk = self._buf[self._pos : cut + 1]
-                models: list[Any] | None = None
+                models: list[dict[str, Any]] | None = None
                 if not jsonio.has_surrogate_escape(chunk):
                     try:
                         models = batch.validate_json(b"[" + chunk + b"]")

@@ -1,10 +1,9 @@
-"""Bounded memory for a streamed derivation: ids sorted on disk, and a Bloom filter of ids.
+"""Bounded memory for a streamed derivation: ids sorted on disk, and every id checked for repeats.
 
 `SpooledIds` keeps a group's (time, id) keys in memory up to `MEMORY_KEYS`, then writes them
 out as sorted runs to anonymous temporary files and merges the runs when read back (an external
 sort): a million rejected claims cost a few hundred KiB of memory, not a list of a million
-strings. `Bloom` answers "maybe seen" for a fixed number of bytes whatever the number of ids;
-what it flags is checked exactly by a second pass (holon/closure/stream.py).
+strings. `SeenIds` finds repeated ids exactly, partitioned by hash on disk.
 """
 
 from __future__ import annotations
@@ -21,11 +20,17 @@ MEMORY_KEYS = 4096  # keys held before a run is written out
 MAX_RUNS = 64  # runs open at once; more are merged into one first
 
 
+def _line(ident: str) -> str:
+    """`ident` as one line: as it is, or as a JSON string if it holds a newline or starts with
+    a quote (so any id reads back)."""
+    return json.dumps(ident) if "\n" in ident or ident[:1] == '"' else ident
+
+
 def _read_run(handle: IO[str]) -> Iterator[tuple[int, str]]:
     handle.seek(0)
     for line in handle:
-        order, _, ident = line.partition("\t")
-        yield int(order), json.loads(ident)
+        order, _, ident = line[:-1].partition("\t")
+        yield int(order), json.loads(ident) if ident[:1] == '"' else ident
 
 
 class SpooledIds(Ids):
@@ -44,8 +49,7 @@ class SpooledIds(Ids):
 
     def _write(self, keys: Iterator[tuple[int, str]]) -> IO[str]:
         run = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - kept open
-        dumps = json.dumps
-        run.writelines(f"{order}\t{dumps(ident)}\n" for order, ident in keys)
+        run.writelines(f"{order}\t{_line(ident)}\n" for order, ident in keys)
         return run
 
     def _spill(self) -> None:
@@ -67,35 +71,71 @@ class SpooledIds(Ids):
         self._runs = []
 
 
-BLOOM_BITS_LOG2 = 28  # 2**28 bits: 32 MiB, whatever the document's size
-_MASK = (1 << BLOOM_BITS_LOG2) - 1
-_WORD = (1 << 64) - 1
+PART_BYTES = 1024 * 1024  # of the document per partition of the ids
+MAX_PARTS = 512
+FLUSH_IDS = 8192  # ids held before they are written to their partitions (a power of 2)
 
 
-class Bloom:
-    """A Bloom filter of strings with 4 probes in 2**28 bits: about one false "maybe" in
-    15 million at a million ids. Its pages are touched up front, so its resident size is the
-    same for ten ids as for ten million (memory stays flat as a document grows)."""
+class SeenIds:
+    """Every id of a document, to tell exactly whether one repeats, in memory that does not
+    grow with the document: ids are split by hash into partitions (about one per `PART_BYTES`
+    of the document), written out to temporary files as they come, and each partition is read
+    back on its own at the end. `add` is one list append (this runs once per item)."""
 
-    def __init__(self) -> None:
-        size = 1 << (BLOOM_BITS_LOG2 - 3)
-        self._bits = bits = bytearray(size)
-        bits[::4096] = bytes(size // 4096)  # one write per page: resident now, not later
+    def __init__(self, document_bytes: int) -> None:
+        parts = 1
+        while parts < MAX_PARTS and parts * PART_BYTES < document_bytes:
+            parts *= 2
+        self.mask = parts - 1
+        self.parts: list[list[str]] = [[] for _ in range(parts)]
+        self._files: list[IO[str] | None] = [None] * parts
 
-    def add(self, key: str) -> bool:
-        """Record `key`; True if it may have been added before (False: certainly not)."""
-        h = hash(key) & _WORD
-        a = h & _MASK
-        b = (h >> 32) | 1
-        bits = self._bits
-        seen = True
-        for _ in range(4):
-            byte, bit = a >> 3, 1 << (a & 7)
-            if not bits[byte] & bit:
-                bits[byte] |= bit
-                seen = False
-            a = (a + b) & _MASK
-        return seen
+    def flush(self) -> None:
+        for index, ids in enumerate(self.parts):
+            if not ids:
+                continue
+            handle = self._files[index]
+            if handle is None:
+                handle = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+                self._files[index] = handle
+            handle.write(_lines(ids))
+            ids.clear()
 
-    def clear(self) -> None:
-        self._bits[:] = bytes(len(self._bits))
+    def repeated(self) -> set[str]:
+        """The ids added more than once."""
+        found: set[str] = set()
+        for index, held in enumerate(self.parts):
+            handle = self._files[index]
+            ids = list(held)
+            if handle is not None:
+                handle.seek(0)
+                ids.extend(_read_lines(handle.read()))
+            unique = set(ids)
+            if len(unique) != len(ids):
+                for ident in ids:
+                    if ident in unique:
+                        unique.discard(ident)
+                    else:
+                        found.add(ident)
+        return found
+
+    def close(self) -> None:
+        for handle in self._files:
+            if handle is not None:
+                handle.close()
+
+
+def _lines(ids: list[str]) -> str:
+    """One id a line; an id with a newline in it, or starting with a quote, as a JSON string."""
+    joined = "\n".join(ids)
+    if joined.count("\n") == len(ids) - 1 and '\n"' not in joined and joined[:1] != '"':
+        return joined + "\n"
+    return "".join((json.dumps(i) if "\n" in i or i[:1] == '"' else i) + "\n" for i in ids)
+
+
+def _read_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    lines.pop()  # after the last newline
+    if '\n"' in text or text[:1] == '"':
+        return [json.loads(line) if line[:1] == '"' else line for line in lines]
+    return lines
