@@ -116,6 +116,10 @@ class EvidenceReader:
     def _value(self, label: str, depth: int) -> Any:
         """The JSON value at the position, checked as `jsonio.loads` checks a document, `depth`
         levels down in it; InvalidInput naming `label`."""
+        if self._peek() is None:
+            raise InvalidInput(
+                f"{label}: invalid JSON at byte {self._offset + self._pos} (Expecting value)"
+            )
         window = _WINDOW
         while True:
             self._fill(window)
