@@ -82,7 +82,13 @@ def _item(rng: random.Random, ident: str) -> dict[str, Any]:
 
 # Ways a document goes wrong: each is (item or document) -> text pieces that break it.
 def _break_item(rng: random.Random, item: dict[str, Any]) -> None:
-    how = rng.randrange(9)
+    how = rng.randrange(10)
+    if how == 9:  # a wait that does not say what it waits on (refused by its model's check)
+        on = rng.choice([None, "timer", "external", "operator", "task"])
+        keep = {k: item[k] for k in ("id", "source", "at")}
+        item.clear()
+        item.update(keep, kind="wait", on=on, resolved=rng.random() < 0.5, condition="")
+        return
     if how == 0:
         item["extra"] = 1
     elif how == 1:
