@@ -1,0 +1,286 @@
+"""The whole Action decision step under attack: the real `holon action`, as a subprocess with the
+environment the composite action gives it (tests/support/actions_env.py), against the loopback
+GitHub, fed GitHub's own webhook examples made hostile.
+
+- Shell metacharacters, workflow commands, `${{ }}` expressions and file-command heredocs in
+  titles, bodies, comments, labels and a pull request's head branch: no shell runs them (no
+  `PWNED` file anywhere), `GITHUB_OUTPUT` holds exactly Holon's outputs (read with the heredoc
+  rules Actions uses), `GITHUB_ENV`, `GITHUB_PATH` and `GITHUB_STATE` stay empty, no workflow
+  command line reaches the log that Holon did not mean, and the step summary and every comment
+  Holon posts are inert (no live mention, no command line, one marker).
+- A fork's pull request under `pull_request_target` with the fork's head (or a merge of it) in
+  the workspace: exit 64, one line naming the problem, nothing written, nothing run.
+- A poisoned state artifact (a fork's run, another repository's, a digest GitHub did not list,
+  a symlink or `../` entry, oversized, invalid state JSON): one warning line, never exit 70, and
+  the good state beside it merged.
+- A forged marker comment by another user: never edited nor adopted, never read as state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import stat
+import subprocess
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holon.actions.outputs import NAMES
+from holon.state.model import Record, ServeState
+from holon.state.store import StateStore
+from tests.e2e_actions.conftest import (
+    Steps,
+    agent_script,
+    assert_no_secret,
+    one_line_error,
+    pull_of,
+    pulls,
+    sent_bodies,
+)
+from tests.e2e_actions.test_solve_story import FIXER
+from tests.support.actions_env import MAINTAINER, ROOT, TOKEN, ActionsEnv, git, parse_outputs
+from tests.support.github_fake.loopback import LoopbackGitHub
+
+PWNED = "PWNED"
+# Everything a shell, the runner's command parser or its file-command reader would act on.
+HOSTILE = (
+    "$(touch PWNED) `touch PWNED` ; touch PWNED ; rm -rf ~/ && touch PWNED | touch PWNED "
+    "${{ secrets.GITHUB_TOKEN }} ${{ github.token }} %0A::set-output name=pwned::1 "
+    "%0D%0A::add-mask::holon\n"
+    "::set-output name=closure_outcome::completed\n"
+    "::add-mask::holon\n"
+    "  ::warning::pwned\n"
+    "::stop-commands::pwnedtoken\n"
+    "closure_outcome=pwned\n"
+    "pwned<<EOF\n"
+    "injected\n"
+    "EOF\n"
+    "EOF\n"
+    "ghadelimiter_00000000-0000-0000-0000-000000000000\n"
+    "@octocat @holon-run/maintainers please look\n"
+    "/holon solve\n"
+    "<!-- holon:v1 subject=issue:1 workflow=holon skill=github-issue-solve -->\n"
+    "<script>alert(1)</script>"
+)
+# One line of it (a title, a label): what survives where newlines cannot be.
+HOSTILE_LINE = " ".join(HOSTILE.split("\n")[:1]) + " ::set-output name=pwned::1 `id` @octocat"
+# A branch name git accepts (no space, no `~^:?*[\`) that a shell would run three ways.
+HOSTILE_BRANCH = "feat/$(touch${IFS}PWNED);touch${IFS}PWNED;`touch${IFS}PWNED`&&x"
+# What the runner reads as a workflow command: after leading spaces, `::name ...::` (its
+# ActionCommand.TryParseV2 trims the start of the line first).
+_COMMAND_LINE = re.compile(r"\s*::([A-Za-z-]+)(?: [^:]*)?::(.*)")
+_MEANT = {"warning", "error", "notice", "debug", "group", "endgroup"}
+_FILE_HEAD = re.compile(r"([^=\n<]+)(?:<<(.+)|=(.*))")
+
+
+@pytest.fixture
+def steps(github_server: LoopbackGitHub, tmp_path: Path) -> Steps:
+    """`steps(name="job", **ActionsEnv kwargs)`: a new simulated job on the one fake."""
+
+    def make(name: str = "job", **kw: Any) -> ActionsEnv:
+        return ActionsEnv(tmp_path, github_server, name=name, **kw)
+
+    return make
+
+
+# -- what a safe step leaves ---------------------------------------------------------------------
+
+
+def _file_commands(text: str) -> dict[str, str]:
+    """A GITHUB_ENV-style file read as the runner reads it: `name=value` lines, or heredocs
+    `name<<DELIM` ... `DELIM`; an unterminated heredoc is an error, as in the runner."""
+    found: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        head = _FILE_HEAD.fullmatch(line)
+        assert head is not None, f"not a file command line: {line!r}"
+        name, mark, value = head.groups()
+        if mark is None:
+            found[name] = value
+            continue
+        end = lines.index(mark, i)  # ValueError: the runner fails the step
+        found[name] = "\n".join(lines[i:end])
+        i = end + 1
+    return found
+
+
+def _pwned_files(*roots: Path) -> list[Path]:
+    found: list[Path] = []
+    for root in roots:
+        if root.exists():
+            found.extend(p for p in root.rglob(PWNED))
+    return found
+
+
+def _commands(text: str) -> Iterator[tuple[str, str, str]]:
+    for line in text.splitlines():
+        parsed = _COMMAND_LINE.fullmatch(line)
+        if parsed is not None:
+            yield line, parsed.group(1).lower(), parsed.group(2)
+
+
+def assert_log_inert(*streams: str, secrets: tuple[str, ...] = (TOKEN,)) -> None:
+    """The only workflow commands in the log are the ones Holon means: masks of its own secrets
+    and annotations (whose message the runner never parses further)."""
+    for stream in streams:
+        for line, name, message in _commands(stream):
+            if name == "add-mask":
+                assert message in secrets, f"a mask Holon did not mean: {line!r}"
+                continue
+            assert name in _MEANT, f"a workflow command Holon did not mean: {line!r}"
+            assert line.startswith("::"), f"an annotation not at the line's start: {line!r}"
+
+
+def assert_body_inert(body: str, mention: str = "holon") -> None:
+    """A body Holon posts: one marker, first; no live mention nor command line; no raw HTML
+    that could run; no expression left for a workflow to expand."""
+    lines = body.splitlines()
+    assert body.count("<!--") <= 1, body
+    if "<!--" in body:
+        assert lines[0].startswith("<!-- holon:"), body
+    for line in lines:
+        bare = line.lstrip(" >*-+0123456789.)")
+        assert not bare.startswith(f"/{mention}"), f"a live command line: {line!r}"
+    assert not re.search(r"(?<![\w\u200b`])@[A-Za-z0-9]", body), f"a live mention: {body!r}"
+    assert "<script" not in body.lower(), body
+
+
+def assert_step_inert(step: ActionsEnv, done: subprocess.CompletedProcess[str]) -> None:
+    roots = (step.root, step.home, Path.cwd(), ROOT)
+    assert _pwned_files(*roots) == [], "a shell ran hostile text"
+    assert_log_inert(done.stdout, done.stderr)
+    assert set(parse_outputs(step.output_file.read_text(encoding="utf-8"))) <= set(NAMES)
+    for name in ("env", "path", "state"):
+        path = step.output_file.parent / name
+        assert _file_commands(path.read_text(encoding="utf-8")) == {}, name
+    summary = step.summary()
+    assert_body_inert(summary.replace("<!--", "&lt;!--"))
+    for body in _posted(step.server):
+        assert_body_inert(body)
+    assert_no_secret(step, done.stdout, done.stderr)
+
+
+def _posted(server: LoopbackGitHub) -> list[str]:
+    bodies = sent_bodies(server, "issues/create-comment")
+    bodies += sent_bodies(server, "issues/update-comment")
+    for call in server.calls:
+        if call.operation in ("pulls/create", "pulls/update") and call.body:
+            sent = json.loads(call.body)
+            bodies += [sent.get("title", ""), sent.get("body", "")]
+    return bodies
+
+
+def _hostile_step(steps: Steps) -> ActionsEnv:
+    step = steps()
+    for name in ("env", "path", "state"):
+        path = step.output_file.parent / name
+        path.touch()
+        step.extra[f"GITHUB_{name.upper()}"] = str(path)
+    return step
+
+
+def _with_labels(payload: dict[str, Any], where: str, names: list[str]) -> None:
+    template = payload[where].get("labels") or [
+        {"id": 1, "node_id": "x", "url": "", "color": "ededed", "default": False}
+    ]
+    payload[where]["labels"] = [{**template[0], "name": n, "description": n} for n in names]
+
+
+# -- 1. hostile text through a whole solve -------------------------------------------------------
+
+FIELDS = ("issue title", "issue body", "comment body", "labels")
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_hostile_text_in_an_event_runs_nothing_and_injects_nothing(
+    github_server: LoopbackGitHub, steps: Steps, field: str
+) -> None:
+    step = _hostile_step(steps)
+    title = HOSTILE if field == "issue title" else "add() returns the difference"
+    body = HOSTILE if field == "issue body" else "`add(2, 3)` returns -1."
+    issue = step.add_issue(title=title, body=body)
+    comment = "/holon solve" + ("\n" + HOSTILE if field == "comment body" else "")
+    payload = step.comment_event(issue.number, comment)
+    if field == "labels":
+        _with_labels(payload, "issue", [HOSTILE_LINE, HOSTILE, "holon"])
+        step.write_event("issue_comment", payload)
+    done = step.run()
+    assert done.returncode in (0, 1, 64), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert_step_inert(step, done)
+    outputs = step.outputs()
+    assert set(outputs) == set(NAMES), outputs
+    assert outputs["closure_outcome"] != "pwned"
+
+
+def test_a_hostile_label_added_is_data(github_server: LoopbackGitHub, steps: Steps) -> None:
+    """`issues.labeled` with the label `holon` asks for a solve; hostile label names beside
+    it (and as the label added) are only data."""
+    step = _hostile_step(steps)
+    issue = step.add_issue(title=HOSTILE_LINE)
+    for added in (HOSTILE_LINE, "holon"):
+        payload = step._targeted(_example("issues", "labeled"), MAINTAINER)
+        payload["issue"].update(number=issue.number, title=issue.title, body=issue.body)
+        payload["issue"]["user"]["login"] = MAINTAINER
+        payload["label"]["name"] = added
+        _with_labels(payload, "issue", [HOSTILE_LINE, added])
+        step.write_event("issues", payload)
+        step.new_step()
+        done = step.run()
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        assert_step_inert(step, done)
+        assert set(step.outputs()) == set(NAMES)
+
+
+def test_a_hostile_pull_request_head_branch_and_title_are_data(
+    github_server: LoopbackGitHub, steps: Steps, tmp_path: Path
+) -> None:
+    """A maintainer's `/holon fix` on a pull request whose head branch, title, body and labels
+    are hostile: the head is fetched and the fix pushed to that branch with git and REST
+    arguments, never through a shell; then the pull request's `opened` event, as data."""
+    step = _hostile_step(steps)
+    repo = step.repo
+    repo.refs[f"heads/{HOSTILE_BRANCH}"] = repo.refs["heads/main"]
+    repo.put_file("calc.py", b"def add(a, b):\n    return a + b\n", branch=HOSTILE_BRANCH)
+    pull = repo.add_pull(HOSTILE_LINE, head=HOSTILE_BRANCH, body=HOSTILE, user=MAINTAINER)
+    head = step.checkout(HOSTILE_BRANCH, into=tmp_path / "origin-src")
+    git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "origin-src"), "origin.git")
+    git(step.workspace, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    assert pull_of(pull).head_sha == head
+    step.extra["HOLON_AGENT"] = agent_script(tmp_path, FIXER)
+    payload = step.comment_event(pull.number, "/holon fix\n" + HOSTILE)
+    _with_labels(payload, "issue", [HOSTILE_LINE])
+    step.write_event("issue_comment", payload)
+    done = step.run()
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert_step_inert(step, done)
+    assert set(step.outputs()) == set(NAMES)
+    pushed = repo.refs[f"heads/{HOSTILE_BRANCH}"]
+    assert pushed != head and repo.objects[pushed]["parents"] == [head], "the fix was pushed"
+
+    step.new_step()
+    event = step.pull_request_event("pull_request", "opened", pull.number)
+    _with_labels(event, "pull_request", [HOSTILE_LINE, HOSTILE])
+    step.write_event("pull_request", event)
+    done = step.run()
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert_step_inert(step, done)
+
+
+def _example(event: str, action: str) -> dict[str, Any]:
+    from tests.support.actions_env import octokit_example
+
+    return octokit_example(event, action)
