@@ -18,14 +18,9 @@ GitHub, fed GitHub's own webhook examples made hostile.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import os
 import re
-import stat
 import subprocess
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,15 +28,11 @@ from typing import Any
 import pytest
 
 from holon.actions.outputs import NAMES
-from holon.state.model import Record, ServeState
-from holon.state.store import StateStore
 from tests.e2e_actions.conftest import (
     Steps,
     agent_script,
     assert_no_secret,
-    one_line_error,
     pull_of,
-    pulls,
     sent_bodies,
 )
 from tests.e2e_actions.test_solve_story import FIXER
@@ -268,8 +259,13 @@ def test_a_hostile_pull_request_head_branch_and_title_are_data(
     assert "Traceback" not in done.stderr
     assert_step_inert(step, done)
     assert set(step.outputs()) == set(NAMES)
-    pushed = repo.refs[f"heads/{HOSTILE_BRANCH}"]
-    assert pushed != head and repo.objects[pushed]["parents"] == [head], "the fix was pushed"
+    # The agent's fix ran in a worktree; publishing it to that branch is refused (branch names
+    # are refused, never repaired: holon/refnames.py), in one line of evidence.
+    assert repo.refs[f"heads/{HOSTILE_BRANCH}"] == head
+    outputs = step.outputs()
+    assert outputs["closure_outcome"] == "failed"
+    (why,) = [e for e in json.loads(outputs["handoff"])["evidence"] if "refused" in e]
+    assert "branch" in why and "\n" not in why, why
 
     step.new_step()
     event = step.pull_request_event("pull_request", "opened", pull.number)
