@@ -32,6 +32,7 @@ from tests.e2e_actions.conftest import (
     Steps,
     agent_script,
     assert_no_secret,
+    one_line_error,
     pull_of,
     sent_bodies,
 )
@@ -280,3 +281,69 @@ def _example(event: str, action: str) -> dict[str, Any]:
     from tests.support.actions_env import octokit_example
 
     return octokit_example(event, action)
+
+
+# -- 2. a fork's pull request under pull_request_target ------------------------------------------
+
+
+def _fork_pull(step: ActionsEnv, checkout: str) -> int:
+    """A fork's pull request (hostile head branch and title); the workspace at the base
+    (`base`), at the fork's head (`head`), or at a merge of it into the base (`merge`: what a
+    checkout of `refs/pull/N/merge` gives)."""
+    base = git(step.workspace, "rev-parse", "HEAD").strip()
+    git(step.workspace, "checkout", "-qb", "fork")
+    (step.workspace / "calc.py").write_text("import os\nos.system('touch PWNED')\n")
+    git(step.workspace, "commit", "-qam", HOSTILE_LINE)
+    head = git(step.workspace, "rev-parse", "HEAD").strip()
+    git(step.workspace, "checkout", "-q", "main")
+    if checkout == "head":
+        git(step.workspace, "checkout", "-q", head)
+    elif checkout == "merge":
+        git(step.workspace, "merge", "-q", "--no-ff", "-m", "Merge", head)
+    git(step.workspace, "branch", "-qD", "fork")
+    if checkout == "base":
+        assert git(step.workspace, "rev-parse", "HEAD").strip() == base
+    pull = step.repo.add_pull(HOSTILE_LINE, head=HOSTILE_BRANCH, body=HOSTILE, user="forker")
+    pull_of(pull).fork = "forker/Hello-World"
+    pull_of(pull).head_sha = head
+    return pull.number
+
+
+@pytest.mark.parametrize("checkout", ["head", "merge"])
+def test_pull_request_target_with_a_forks_code_in_the_workspace_is_exit_64(
+    github_server: LoopbackGitHub, steps: Steps, checkout: str
+) -> None:
+    step = _hostile_step(steps)
+    number = _fork_pull(step, checkout)
+    for action in ("opened", "synchronize", "labeled"):
+        step.new_step()
+        payload = step.pull_request_event("pull_request_target", action, number, actor="forker")
+        payload["pull_request"]["head"]["ref"] = HOSTILE_BRANCH
+        step.write_event("pull_request_target", payload)
+        done = step.run()
+        assert done.returncode == 64, done.stdout + done.stderr
+        line = one_line_error(done.stderr)
+        assert "pull_request_target" in line, line
+        assert "fork" in line, line
+        assert_step_inert(step, done)
+        assert parse_outputs(step.output_file.read_text()) == dict.fromkeys(NAMES, "")
+    assert [c.operation for c in github_server.calls if c.method != "GET"] == []
+    runs = step.runner_temp / "holon" / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_pull_request_target_on_the_base_checkout_runs_and_stays_inert(
+    github_server: LoopbackGitHub, steps: Steps
+) -> None:
+    """The documented way (docs/action.md): the base checked out. Not refused; the fork's
+    hostile branch, title and body stay data."""
+    step = _hostile_step(steps)
+    number = _fork_pull(step, "base")
+    payload = step.pull_request_event("pull_request_target", "opened", number, actor="forker")
+    payload["pull_request"]["head"]["ref"] = HOSTILE_BRANCH
+    step.write_event("pull_request_target", payload)
+    done = step.run()
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert_step_inert(step, done)
+    assert set(step.outputs()) == set(NAMES)
