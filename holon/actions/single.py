@@ -78,7 +78,8 @@ def run_step(
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
-    notes += [f"warning: {text}" for text in warnings]
+    # A refused source is already a note of its own: each problem is one line of the summary.
+    notes += [f"warning: {text}" for text in warnings if text not in restored.refused]
     return conclude(serve, envelope, config, notes)
 
 

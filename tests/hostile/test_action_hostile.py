@@ -18,16 +18,23 @@ GitHub, fed GitHub's own webhook examples made hostile.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from holon.actions import bundle
 from holon.actions.outputs import NAMES
+from holon.state.model import Record
+from holon.state.store import StateStore
+from tests.actions.state_support import bundle_zip, record, state_json, zip_of
 from tests.e2e_actions.conftest import (
     Steps,
     agent_script,
@@ -39,6 +46,7 @@ from tests.e2e_actions.conftest import (
 from tests.e2e_actions.test_solve_story import FIXER
 from tests.support.actions_env import MAINTAINER, ROOT, TOKEN, ActionsEnv, git, parse_outputs
 from tests.support.github_fake.loopback import LoopbackGitHub
+from tests.support.github_fake.state import Artifact
 
 PWNED = "PWNED"
 # Everything a shell, the runner's command parser or its file-command reader would act on.
@@ -266,7 +274,8 @@ def test_a_hostile_pull_request_head_branch_and_title_are_data(
     outputs = step.outputs()
     assert outputs["closure_outcome"] == "failed"
     (why,) = [e for e in json.loads(outputs["handoff"])["evidence"] if "refused" in e]
-    assert "branch" in why and "\n" not in why, why
+    assert "branch" in why, why
+    assert "\n" not in why, why
 
     step.new_step()
     event = step.pull_request_event("pull_request", "opened", pull.number)
@@ -347,3 +356,105 @@ def test_pull_request_target_on_the_base_checkout_runs_and_stays_inert(
     assert "Traceback" not in done.stderr
     assert_step_inert(step, done)
     assert set(step.outputs()) == set(NAMES)
+
+
+# -- 3. a poisoned state artifact ---------------------------------------------------------------
+
+
+def _recent(hours: float = 1) -> str:
+    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _rec(key: str) -> Record:
+    return record(key, at=datetime.now(UTC) - timedelta(hours=2))
+
+
+def _artifact(step: ActionsEnv, name: str, data: bytes, hours: float, **kw: Any) -> Artifact:
+    """A state artifact of a run of the step's repository (`kw` changes what GitHub says)."""
+    ours = int(step.repository_id)
+    made = step.repo.add_artifact(name, data)
+    made = dataclasses.replace(
+        made, repository_id=ours, head_repository_id=ours, created_at=_recent(hours)
+    )
+    made = dataclasses.replace(made, **kw)
+    step.repo.artifacts[made.id] = made
+    return made
+
+
+def _poison(kind: str, step: ActionsEnv) -> Artifact:
+    """One state artifact poisoned as `kind`, each with a record `poison` nobody may merge."""
+    poison = state_json(_rec("poison"))
+    name, ours = "holon-state-91-1", int(step.repository_id)
+    data = bundle_zip(_rec("poison"))
+    said: dict[str, Any] = {
+        "a fork's run": {"head_repository_id": ours + 1},
+        "another repository's run": {"repository_id": ours + 7, "head_repository_id": ours + 7},
+        "a tampered digest": {"digest": "sha256:" + hashlib.sha256(b"other").hexdigest()},
+    }
+    if kind in said:
+        return _artifact(step, name, data, 1, **said[kind])
+    files = {
+        "a symlink entry": zip_of(
+            {"state.json": poison}, symlinks={"events.ndjson": "/etc/passwd"}
+        ),
+        "a ../ entry": zip_of({"state.json": poison, "../state.json": poison}),
+        "an absolute entry": zip_of({"state.json": poison, "/tmp/x.ndjson": b"{}\n"}),
+        "oversized unpacked": zip_of({"state.json": poison, "events.ndjson": _bomb()}),
+        "invalid state JSON": zip_of({"state.json": b'{"version": 1, "records": {'}),
+        "a state of another schema": zip_of({"state.json": b'{"version": 999, "records": []}'}),
+        "an invalid journal": zip_of({"state.json": poison, "events.ndjson": b"[1]\n{x\n"}),
+        "not a zip": b"PK\x03\x04 not a zip at all",
+    }
+    return _artifact(step, name, files[kind], 1)
+
+
+def _bomb() -> bytes:
+    return b"{}\n" * (bundle.MAX_UNPACKED // 3 + 1)
+
+
+POISONS = (
+    "a fork's run",
+    "another repository's run",
+    "a tampered digest",
+    "a symlink entry",
+    "a ../ entry",
+    "an absolute entry",
+    "oversized unpacked",
+    "invalid state JSON",
+    "a state of another schema",
+    "an invalid journal",
+    "not a zip",
+)
+
+
+@pytest.mark.parametrize("kind", POISONS)
+def test_a_poisoned_state_artifact_is_one_warning_and_the_good_state_is_kept(
+    github_server: LoopbackGitHub, steps: Steps, kind: str
+) -> None:
+    step = _hostile_step(steps)
+    # The live state this runner had, and a good artifact older than the poisoned one.
+    step.state_dir.mkdir(parents=True)
+    (step.state_dir / "state.json").write_bytes(state_json(_rec("local")))
+    _artifact(step, "holon-state-80-1", bundle_zip(_rec("good")), 3)
+    poisoned = _poison(kind, step)
+    issue = step.add_issue()
+    step.comment_event(issue.number, "thanks, nothing to do here")
+    done = step.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    warned = [line for line in done.stdout.splitlines() if line.startswith("::warning::")]
+    assert len(warned) == 1, done.stdout
+    assert poisoned.name in warned[0], warned
+    assert "refused" in warned[0], warned
+    # One line of the step summary says it (Markdown-escaped there), and no other.
+    said = [x for x in step.summary().splitlines() if poisoned.name.replace("-", "\\-") in x]
+    assert len(said) == 1, step.summary()
+    assert said[0].startswith("- state refused"), said
+    keys = {r.key for r in StateStore(step.state_dir).load().records.values()}
+    assert {"local", "good"} <= keys, keys
+    assert "poison" not in keys, keys
+    assert_step_inert(step, done)
+    upload = StateStore(step.runner_temp / "holon" / "upload").load()
+    assert "poison" not in {r.key for r in upload.records.values()}
+    escaped = [p for p in step.root.rglob("*") if p.name in ("x.ndjson",) or p.is_symlink()]
+    assert escaped == []
