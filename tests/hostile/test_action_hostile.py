@@ -18,17 +18,22 @@ GitHub, fed GitHub's own webhook examples made hostile.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from holon.actions import bundle
 from holon.actions.outputs import NAMES
@@ -44,7 +49,16 @@ from tests.e2e_actions.conftest import (
     sent_bodies,
 )
 from tests.e2e_actions.test_solve_story import FIXER
-from tests.support.actions_env import MAINTAINER, ROOT, TOKEN, ActionsEnv, git, parse_outputs
+from tests.support.actions_env import (
+    MAINTAINER,
+    ROOT,
+    RUNNER_GRACE,
+    TOKEN,
+    VENV_BIN,
+    ActionsEnv,
+    git,
+    parse_outputs,
+)
 from tests.support.github_fake.loopback import LoopbackGitHub
 from tests.support.github_fake.state import Artifact
 
@@ -529,3 +543,67 @@ def test_a_forged_marker_comment_is_never_holons(
     closure = state.get("closure", "issue:1")
     assert closure is not None
     assert closure.data["closure_outcome"] == "completed", closure
+
+
+# -- 5. a cancelled step reaches holon ----------------------------------------------------------
+
+SLOW = """
+import os, sys, time
+with open(sys.argv[1], "a") as started:
+    started.write(f"{os.getpid()}\\n")
+time.sleep(120)
+"""
+
+
+def _run_of(step_id: str) -> str:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    (found,) = [s for s in action["runs"]["steps"] if s.get("id") == step_id]
+    run: str = found["run"]
+    assert "${{" not in run  # everything reaches it through the environment
+    return run
+
+
+def test_a_cancelled_step_signals_holon_itself_not_only_bash(
+    github_server: LoopbackGitHub, steps: Steps, tmp_path: Path
+) -> None:
+    """The runner cancels a step by signalling the process it started, the step's shell
+    (SIGINT, then SIGTERM). The composite step `exec`s holon, so that process is holon and the
+    first signal unwinds the step (its agent stopped, the state saved for the cleanup phase);
+    under a bash parent the SIGINT would be waited out and the SIGTERM kill bash alone."""
+    step = steps()
+    issue = step.add_issue(title=HOSTILE_LINE)
+    started = tmp_path / "agent-started"
+    step.extra["HOLON_AGENT"] = agent_script(tmp_path, SLOW) + f" {started}"
+    step.comment_event(issue.number, "/holon solve")
+    script = tmp_path / "holon-step.sh"
+    script.write_text(_run_of("holon"))
+    env = {**step.env(), "HOLON_BIN": str(VENV_BIN / "holon"), "HOLON_PHASE": "main"}
+    proc = subprocess.Popen(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],  # the runner's bash
+        env=env,
+        cwd=step.workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), proc.communicate(timeout=10)
+        argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"action" in argv, argv  # the step's process is holon itself
+        proc.send_signal(signal.SIGINT)  # the runner's first signal, to that process only
+        out, err = proc.communicate(timeout=RUNNER_GRACE[0])
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in started.read_text().split() if started.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert "interrupted" in err, out + err
+    assert "Traceback" not in err
+    assert_log_inert(out, err)
+    assert (step.state_dir / "state.json").exists()  # saved for the cleanup phase
