@@ -130,12 +130,14 @@ def _file_commands(text: str) -> dict[str, str]:
     return found
 
 
-def _pwned_files(*roots: Path) -> list[Path]:
-    found: list[Path] = []
-    for root in roots:
-        if root.exists():
-            found.extend(p for p in root.rglob(PWNED))
-    return found
+def _pwned_files(step: ActionsEnv) -> list[Path]:
+    """A `PWNED` file wherever a shell of the step could have made one: under the test's tree
+    (workspace, runner temp, home), its own temp dir (agents' scratch), or the cwd of pytest."""
+    trees = [step.root, step.home]
+    if os.environ.get("TMPDIR"):
+        trees.append(Path(os.environ["TMPDIR"]))
+    found = [p for tree in trees if tree.exists() for p in tree.rglob(PWNED)]
+    return found + [p for p in (Path.cwd() / PWNED, ROOT / PWNED) if p.exists()]
 
 
 def _commands(text: str) -> Iterator[tuple[str, str, str]]:
@@ -172,15 +174,15 @@ def assert_body_inert(body: str, mention: str = "holon") -> None:
 
 
 def assert_step_inert(step: ActionsEnv, done: subprocess.CompletedProcess[str]) -> None:
-    roots = (step.root, step.home, Path.cwd(), ROOT)
-    assert _pwned_files(*roots) == [], "a shell ran hostile text"
+    assert _pwned_files(step) == [], "a shell ran hostile text"
     assert_log_inert(done.stdout, done.stderr)
     assert set(parse_outputs(step.output_file.read_text(encoding="utf-8"))) <= set(NAMES)
     for name in ("env", "path", "state"):
         path = step.output_file.parent / name
         assert _file_commands(path.read_text(encoding="utf-8")) == {}, name
     summary = step.summary()
-    assert_body_inert(summary.replace("<!--", "&lt;!--"))
+    assert "<!--" not in summary, summary  # no marker, nor a forged one, in the summary
+    assert_body_inert(summary)
     for body in _posted(step.server):
         assert_body_inert(body)
     assert_no_secret(step, done.stdout, done.stderr)
@@ -398,7 +400,7 @@ def _artifact(step: ActionsEnv, name: str, data: bytes, hours: float, **kw: Any)
 def _poison(kind: str, step: ActionsEnv) -> Artifact:
     """One state artifact poisoned as `kind`, each with a record `poison` nobody may merge."""
     poison = state_json(_rec("poison"))
-    name, ours = "holon-state-91-1", int(step.repository_id)
+    name, ours = POISONED_NAME, int(step.repository_id)
     data = bundle_zip(_rec("poison"))
     said: dict[str, Any] = {
         "a fork's run": {"head_repository_id": ours + 1},
@@ -426,6 +428,9 @@ def _bomb() -> bytes:
     return b"{}\n" * (bundle.MAX_UNPACKED // 3 + 1)
 
 
+# Names are the uploader's: GitHub refuses `"` `:` `<` `>` `|` `*` `?` `\` `/` CR and LF in one,
+# not the rest (and a newline here stands for an answer GitHub should never give).
+POISONED_NAME = "holon-state-91-1-$(touch PWNED)`touch PWNED`;@octocat%0A\n::set-output x=1"
 POISONS = (
     "a fork's run",
     "another repository's run",
@@ -450,7 +455,7 @@ def test_a_poisoned_state_artifact_is_one_warning_and_the_good_state_is_kept(
     step.state_dir.mkdir(parents=True)
     (step.state_dir / "state.json").write_bytes(state_json(_rec("local")))
     _artifact(step, "holon-state-80-1", bundle_zip(_rec("good")), 3)
-    poisoned = _poison(kind, step)
+    _poison(kind, step)
     issue = step.add_issue()
     step.comment_event(issue.number, "thanks, nothing to do here")
     done = step.run()
@@ -458,10 +463,10 @@ def test_a_poisoned_state_artifact_is_one_warning_and_the_good_state_is_kept(
     assert "Traceback" not in done.stderr
     warned = [line for line in done.stdout.splitlines() if line.startswith("::warning::")]
     assert len(warned) == 1, done.stdout
-    assert poisoned.name in warned[0], warned
+    assert "holon-state-91-1-$(touch PWNED)" in warned[0], warned
     assert "refused" in warned[0], warned
     # One line of the step summary says it (Markdown-escaped there), and no other.
-    said = [x for x in step.summary().splitlines() if poisoned.name.replace("-", "\\-") in x]
+    said = [x for x in step.summary().splitlines() if "holon\\-state\\-91" in x]
     assert len(said) == 1, step.summary()
     assert said[0].startswith("- state refused"), said
     keys = {r.key for r in StateStore(step.state_dir).load().records.values()}
