@@ -182,8 +182,8 @@ def test_zizmor_would_catch_an_unpinned_action(tmp_path: Path) -> None:
 def test_zizmor_would_catch_an_input_expanded_in_a_script(tmp_path: Path) -> None:
     action = tmp_path / "action.yml"
     text = ACTION.read_text().replace(
-        """run: '"$HOLON_BIN" action'""",
-        """run: '"$HOLON_BIN" action --mode ${{ inputs.mode }}'""",
+        """run: 'exec "$HOLON_BIN" action'""",
+        """run: 'exec "$HOLON_BIN" action --mode ${{ inputs.mode }}'""",
         1,
     )
     assert text != ACTION.read_text()

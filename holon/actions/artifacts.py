@@ -13,7 +13,9 @@ stops reading past the size bound.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import re
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +38,7 @@ MAX_PAGES = 3
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 BLOB_TIMEOUT = 60.0
 LIST = "actions/list-artifacts-for-repo"
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 DOWNLOAD = "actions/download-artifact"
 
 
@@ -54,6 +57,7 @@ class Artifact:
     run_id: int | None
     repository_id: int | None
     head_repository_id: int | None
+    digest: str | None = None  # `sha256:<hex>` of the zip, as GitHub lists it (None: not listed)
 
     def label(self) -> str:
         run = f" (run {self.run_id})" if self.run_id is not None else ""
@@ -93,7 +97,25 @@ def parse_artifact(item: Any) -> Artifact | None:
         run_id=_int(run.get("id")),
         repository_id=_int(run.get("repository_id")),
         head_repository_id=_int(run.get("head_repository_id")),
+        digest=_digest(item.get("digest")),
     )
+
+
+def _digest(value: Any) -> str | None:
+    """GitHub's `digest` of the artifact's zip, `sha256:<64 hex>`; None when absent (artifacts
+    older than upload-artifact v4 have none) or in any other form."""
+    if isinstance(value, str) and _DIGEST.fullmatch(value.lower()):
+        return value.lower()
+    return None
+
+
+def check_digest(artifact: Artifact, data: bytes) -> None:
+    """The downloaded zip is the one GitHub lists: its sha256 equals the listed digest (when
+    GitHub lists one). A blob changed on its way or in storage is refused."""
+    if artifact.digest is None:
+        return
+    if f"sha256:{hashlib.sha256(data).hexdigest()}" != artifact.digest:
+        raise DownloadFailed("its zip does not match the digest GitHub lists for it")
 
 
 def list_artifacts(client: github.Github, repo: str) -> list[Artifact]:
@@ -214,6 +236,7 @@ __all__ = [
     "PREFIX",
     "Artifact",
     "DownloadFailed",
+    "check_digest",
     "choose",
     "download_url",
     "fetch_blob",

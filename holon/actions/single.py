@@ -9,6 +9,7 @@ exported; the caller writes the outputs and the summary from the `StepResult`.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -33,7 +34,11 @@ if TYPE_CHECKING:
 
 TICKS = ("schedule", "workflow_dispatch")
 WRITE_FAILED = "GitHub: progress not written"
-FORK_HEAD = "the workspace is the fork's head in a privileged run: check out the base"
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+FORK_HEAD = (
+    "pull_request_target from a fork: the workspace holds the fork's head commit in a "
+    "privileged run; check out the base"
+)
 
 
 def run_step(
@@ -73,7 +78,8 @@ def run_step(
         notes += _reactivate(serve, config, clock())
     finally:
         serve.close()
-    notes += [f"warning: {text}" for text in warnings]
+    # A refused source is already a note of its own: each problem is one line of the summary.
+    notes += [f"warning: {text}" for text in warnings if text not in restored.refused]
     return conclude(serve, envelope, config, notes)
 
 
@@ -116,8 +122,9 @@ def quiet_writes(say: Callable[[str], None]) -> Callable[[str], None]:
 
 def refuse_fork_head(config: ActionConfig, envelope: EventEnvelope) -> None:
     """`pull_request_target` runs with the base repository's token and secrets: when the
-    workspace holds the fork's head commit, its code may already have run in this job. Refused
-    before anything else (design: "no checkout of its head in a privileged job, ever")."""
+    workspace holds the fork's head commit (checked out, or merged into what is), its code may
+    already have run in this job. Refused before anything else (design: "no checkout of its
+    head in a privileged job, ever")."""
     if config.event_name != "pull_request_target":
         return
     pull = envelope.payload.get("pull_request")
@@ -132,8 +139,25 @@ def refuse_fork_head(config: ActionConfig, envelope: EventEnvelope) -> None:
     if head_id is not None and head_id == base_id:
         return  # not a fork: the head is the repository's own branch
     sha = head.get("sha")
-    if isinstance(sha, str) and sha and workspace_head(config) == sha:
+    if isinstance(sha, str) and _SHA.fullmatch(sha) and _holds_commit(config, sha):
         raise InvalidInput(FORK_HEAD)
+
+
+def _holds_commit(config: ActionConfig, sha: str) -> bool:
+    """The workspace's HEAD is `sha` or has it in its history (a checkout of the fork's head,
+    or of `refs/pull/N/merge`, which merges it): git, no shell."""
+    if workspace_head(config) == sha:
+        return True
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(config.workspace), "merge-base", "--is-ancestor", sha, "HEAD"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0  # 1: not an ancestor; 128: the commit is not in the workspace
 
 
 def workspace_head(config: ActionConfig) -> str | None:

@@ -8,7 +8,8 @@ Sources, in the order they are merged (docs/state-across-runs.md):
   API (`actions: read`), expired ones ignored, ones whose run a fork could influence refused
   (`workflow_run.head_repository_id` must equal `workflow_run.repository_id` and the
   repository's own id), and every one the state does not hold yet downloaded (newest first, at
-  most `coverage.MAX_MERGED` a run; `coverage.py`), extracted and validated (`bundle.py`);
+  most `coverage.MAX_MERGED` a run; `coverage.py`), checked against the digest GitHub lists,
+  extracted and validated (`bundle.py`);
 - the cache directory (`HOLON_CACHE_DIR`) actions/cache restored, a fast path, only on a run of
   the default branch: a cache entry of `refs/pull/N/merge` could come from a fork-influenced run.
 
@@ -179,7 +180,9 @@ def _artifact_bundles(
             if artifact.size is not None and artifact.size > art.MAX_ZIP_BYTES:
                 raise BundleRefused(f"over {art.MAX_ZIP_BYTES // (1024 * 1024)} MiB packed")
             url = art.download_url(client, settings.repo, artifact)
-            extract_zip(art.fetch_blob(url), Path(scratch))
+            data = art.fetch_blob(url)
+            art.check_digest(artifact, data)
+            extract_zip(data, Path(scratch))
             bundle = load_bundle(Path(scratch))
             holding.held |= {artifact.id} | coverage.held(bundle.state)
             yield label, bundle

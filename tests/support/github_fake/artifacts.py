@@ -5,6 +5,7 @@ without any authorization, as a storage host would; `loopback.py` records each b
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import urllib.parse
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ def _render(req: Request, repo: Repo, artifact: Artifact) -> dict[str, Any]:
         id=artifact.id,
         name=artifact.name,
         size_in_bytes=len(artifact.data),
+        digest=artifact.digest or f"sha256:{hashlib.sha256(artifact.data).hexdigest()}",
         url=url,
         archive_download_url=f"{url}/zip",
         expired=artifact.expired,

@@ -108,6 +108,7 @@ class Artifact:
     head_repository_id: int
     expired: bool = False
     created_at: str = NOW
+    digest: str | None = None  # what GitHub lists; None: the zip's own sha256
 
 
 class Repo:
