@@ -12,7 +12,8 @@ Secret-looking words (a prefixed token such as `ghp_...`, a URL password, a word
 `Bearer`: `holon.secrets.mask_secret_looking`) are masked in the same pass: an agent that is not
 Holon's own (any image) may echo a token it read in the issue it works on, and the run's output
 must not publish it again. The prefixed tokens of the run's own input (its context and spec:
-`context_tokens`) are known values, so they are redacted in every form, encoded ones too.
+`context_tokens`) are known values, so they are redacted in every form, encoded ones too. Both
+only in files of at most `WORDS_LIMIT` bytes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from holon.secrets import SECRET_PREFIXES, Redactor, StreamRedactor, mask_secret
 
 _CHUNK = 1024 * 1024
 _CONTEXT_FILE_LIMIT = 8 * 1024 * 1024  # larger context files are not read for tokens
+# Larger output files are searched for the forwarded secrets only (a best effort bound: a
+# gigabyte the agent wrote is not read again for the words of a public issue).
+WORDS_LIMIT = 32 * 1024 * 1024
 _TOKEN = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     + "|".join(re.escape(p) for p in SECRET_PREFIXES)
@@ -81,6 +85,10 @@ def _mask_words(data: bytes) -> bytes:
 
 
 def _redact_file(dir_fd: int, name: str, redactor: Redactor, also: Redactor | None) -> int:
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    words = st.st_size <= WORDS_LIMIT
+    if not redactor and not words:
+        return 0
     chunks = _chunks(dir_fd, name)
     if chunks is None:
         return 0
@@ -89,12 +97,14 @@ def _redact_file(dir_fd: int, name: str, redactor: Redactor, also: Redactor | No
         stream = StreamRedactor(redactor)
         chunks = [*(stream.feed(chunk) for chunk in chunks), stream.flush()]
         replaced = stream.replaced
-    data = b"".join(chunks)
-    masked = also.redact_bytes(data)[0] if also else data
-    masked = _mask_words(masked)
-    if replaced or masked != data:
-        mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        place_at(dir_fd, name, [masked], mode | stat.S_IRUSR | stat.S_IWUSR)
+    changed = bool(replaced)
+    if words:
+        data = b"".join(chunks)
+        masked = _mask_words(also.redact_bytes(data)[0] if also else data)
+        changed = changed or masked != data
+        chunks = [masked]
+    if changed:
+        place_at(dir_fd, name, chunks, stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IWUSR)
     return replaced
 
 
