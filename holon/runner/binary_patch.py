@@ -6,7 +6,9 @@ Git writes a binary change as `GIT binary patch`, then hunks of `literal N` (the
 giving the line's byte count, `A`-`Z` 1 to 26, `a`-`z` 27 to 52) of the zlib-deflated data, and
 a blank line; the reverse hunk follows the same way. Literal contents are yielded as inflated;
 of a delta, the bytes its insert instructions add (what the new file holds that the old one did
-not). At most `MAX_DECODED` bytes are decoded per patch (a deflated file of zeros is small).
+not). A hunk's contents are passed on in one piece (up to `_HELD` bytes: the stream a scan reads
+has the patch's text around them, and a value split by it would not be seen). At most
+`MAX_DECODED` bytes are decoded per patch (a deflated file of zeros is small).
 A hunk that does not decode is skipped: the scan is of what the patch would publish.
 """
 
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Iterator
 
 MAX_DECODED = 512 * 1024 * 1024
 _PIECE = 1024 * 1024
+_HELD = 16 * 1024 * 1024  # a literal's contents are passed on whole up to this size
 _HEADER = b"GIT binary patch"
 
 
@@ -74,7 +77,7 @@ class _Hunks:
         self.state = "text"  # text, header (after `GIT binary patch` or a hunk), data
         self.kind = b""
         self.inflate = zlib.decompressobj()
-        self.delta = bytearray()
+        self.data = bytearray()
         self.broken = False
         self.budget = MAX_DECODED
 
@@ -89,14 +92,17 @@ class _Hunks:
             if kind in (b"literal", b"delta"):
                 self.state, self.kind, self.broken = "data", kind, False
                 self.inflate = zlib.decompressobj()
-                self.delta.clear()
+                self.data.clear()
             else:
                 self.state = "header" if line == _HEADER else "text"
             return
         if not line:  # the hunk's end
             self.state = "header"
             if self.kind == b"delta" and not self.broken:
-                yield from delta_inserts(bytes(self.delta))
+                yield from delta_inserts(bytes(self.data))
+            elif self.data:
+                yield bytes(self.data)
+            self.data.clear()
             return
         if self.broken:
             return
@@ -111,10 +117,10 @@ class _Hunks:
             piece = self.inflate.decompress(data, min(_PIECE, self.budget))
             data = self.inflate.unconsumed_tail
             self.budget -= len(piece)
-            if self.kind == b"delta":
-                self.delta += piece
-            elif piece:
-                yield piece
+            self.data += piece
+            if self.kind == b"literal" and len(self.data) >= _HELD:
+                yield bytes(self.data)
+                self.data.clear()
 
 
 def with_binary_contents(chunks: Iterable[bytes]) -> Iterator[bytes]:
