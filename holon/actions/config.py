@@ -21,6 +21,8 @@ from typing import Literal, TypeVar
 from pydantic import SecretStr
 
 from holon import __version__
+from holon.agent.providers.http_settings import VARIABLES as MODEL_HTTP_SETTINGS
+from holon.agent.providers.http_settings import http_settings
 from holon.errors import InvalidInput
 from holon.jsonio import scrub
 
@@ -55,6 +57,10 @@ VARIABLES: tuple[tuple[str, str], ...] = (
     ("HOLON_AGENT", "agent command for the local runtime (default: this Holon's `holon agent`)"),
     ("HOLON_ENGINE", "agent engine: builtin, replay, claude-code, codex"),
     ("HOLON_MODEL", "model name for the engine"),
+    (
+        ", ".join(MODEL_HTTP_SETTINGS),
+        "the built-in engine's model requests: timeouts, retries, retry deadline",
+    ),
     ("HOLON_MENTION", "command mention (default holon: `/holon solve`)"),
     ("HOLON_ALLOWED_BOTS", "comma-separated bot logins allowed to command Holon"),
     ("HOLON_DRY_RUN", "true|false (default false): journal effects, perform none"),
@@ -86,6 +92,7 @@ class ActionConfig:
     engine: str | None = None
     model: str | None = None
     engine_settings: dict[str, str] = field(default_factory=dict)  # HOLON_REPLAY_SESSION...
+    model_settings: dict[str, str] = field(default_factory=dict)  # HOLON_MODEL_READ_TIMEOUT...
     mention: str | None = "holon"
     allowed_bots: list[str] | None = None  # None: the policy's
     dry_run: bool = False
@@ -127,6 +134,11 @@ class ActionConfig:
         model = get("HOLON_MODEL") or None
         if model is not None and not _MODEL.fullmatch(model):
             raise InvalidInput("HOLON_MODEL: not a model name (letters, digits, . _ : / @ -)")
+        model_settings = {n: get(n) for n in MODEL_HTTP_SETTINGS if get(n)}
+        try:
+            http_settings(model_settings)  # checked here: a bad one fails the step, not the run
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
         image = get("HOLON_AGENT_IMAGE") or f"{IMAGE}:{__version__}"
         if not _IMAGE.fullmatch(image):
             raise InvalidInput("HOLON_AGENT_IMAGE: not an image reference")
@@ -143,6 +155,7 @@ class ActionConfig:
             engine=engine,
             model=model,
             engine_settings={n: get(n) for n in REPLAY_SETTINGS if engine == "replay" and get(n)},
+            model_settings=model_settings,
             mention=mention,
             allowed_bots=_bots(env.get("HOLON_ALLOWED_BOTS")),
             dry_run=_bool(get("HOLON_DRY_RUN"), "HOLON_DRY_RUN"),
@@ -202,7 +215,7 @@ class ActionConfig:
 
     def agent_env(self) -> dict[str, str]:
         """Non-secret settings every skill run's agent gets (in its spec)."""
-        env = dict(self.engine_settings)
+        env = {**self.engine_settings, **self.model_settings}
         if self.engine:
             env["HOLON_ENGINE"] = self.engine
         if self.model:

@@ -31,6 +31,7 @@ from holon.fsutil import (
     read_regular_at,
     remove_at,
 )
+from holon.runner.binary_patch import with_binary_contents
 from holon.runner.record import PatchInfo
 from holon.secrets import Redactor, StreamRedactor
 
@@ -178,20 +179,22 @@ def collect_patch(
     out: OutputDir, runner_patch: Callable[[], bytes], secrets: dict[str, Redactor], found: Findings
 ) -> PatchInfo:
     """The agent's diff.patch when it is a regular file, else the runner's; refused if it holds
-    the value of a forwarded secret (it would be published). A refused patch is the agent's work
+    the value of a forwarded secret (it would be published), in its text or in a binary file's
+    contents (`binary_patch`). A refused patch is the agent's work
     dropped, so it is a violation: the run fails rather than succeed without it."""
     st = lstat_at(out.fd, PATCH_FILE)
     if st is not None and stat.S_ISREG(st.st_mode):
         source: Literal["agent", "runner"] = "agent"
         size = st.st_size
-        leaked = secrets_in(out.chunks_of(PATCH_FILE), secrets) if secrets else []
+        chunks = with_binary_contents(out.chunks_of(PATCH_FILE))
+        leaked = secrets_in(chunks, secrets) if secrets else []
     else:
         out.make_way(PATCH_FILE, found)
         try:
             patch = runner_patch()
         except HolonError as exc:
             return PatchInfo(path=None, source="none", error=str(exc))
-        leaked = secrets_in([patch], secrets) if secrets else []
+        leaked = secrets_in(with_binary_contents([patch]), secrets) if secrets else []
         source = "runner"
         size = len(patch)
         if not leaked:

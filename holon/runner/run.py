@@ -37,7 +37,7 @@ from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.artifacts import check_skill_artifacts, unmet_requirements
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.evidence import evidence_of_run
-from holon.runner.output_redaction import redact_output_files
+from holon.runner.output_redaction import context_tokens, redact_output_files
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.record import RunResult, SnapshotInfo, judge
 from holon.runner.redaction import redact_record
@@ -286,7 +286,8 @@ def _settle(
 
     patch = collect_patch(out, runner_patch, secrets, found)
     # The output directory is published (the runs artifact): no forwarded value in any form.
-    replaced = redact_output_files(out.fd, _all_secrets(request))
+    shown = context_tokens(request.context, request.spec.to_yaml())  # what it may say again
+    replaced = redact_output_files(out.fd, _all_secrets(request), also=shown)
     if replaced:
         found.notes.append(f"{replaced} occurrence(s) of forwarded secrets redacted in the output")
     if diff_failed:

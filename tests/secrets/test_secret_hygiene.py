@@ -31,68 +31,18 @@ each of those edges: `holon.secrets.mask_secret_looking`).
 
 from __future__ import annotations
 
-import base64
 import json
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
+from tests.secrets import scan
+from tests.secrets.scan import ENV_SECRETS, EVERY, FORWARDED, INPUT_SECRETS, ISSUE_SECRET
 from tests.support.actions_env import TOKEN, ActionsEnv
 from tests.support.github_fake.loopback import LoopbackGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "holon" / "examples" / "sessions" / "solve-calc.ndjson"
-
-ENV_SECRETS = {
-    "GITHUB_TOKEN": TOKEN,  # the fake's token: GitHub would not answer another
-    "ANTHROPIC_API_KEY": "sk-ant-api03-PLANTEDenvANTHROPICk3yQ7x2mZ9vB4nL8pR1tW6",
-    "OPENAI_API_KEY": "sk-proj-PLANTEDenvOPENAIk3yH5jK8mN2bV7cX4zA9sD1",
-    "HOLON_AGENT_SECRET": "planted/agent+secret=CUSTOMenvV4lue9Q==",
-}
-INPUT_SECRETS = {
-    "INPUT_GITHUB_TOKEN": "ghp_PLANTEDinputGITHUBt0kenR7u3Wq9Zx2Lm",
-    "INPUT_ANTHROPIC_API_KEY": "sk-ant-api03-PLANTEDinputANTHROPICk3yP4o8Ii2",
-}
-ISSUE_SECRET = "ghp_PLANTEDissueTEXTpastedT0kenX8c6Vb3Nm1"
-EVERY = {**ENV_SECRETS, **INPUT_SECRETS}
-FORWARDED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-
-
-def _forms(value: str) -> dict[str, bytes]:
-    """The byte strings whose presence means `value` is there."""
-    raw = value.encode()
-    forms = {"plain": raw}
-    for pad in range(3):
-        for name, encode in (("base64", base64.b64encode), ("base64url", base64.urlsafe_b64encode)):
-            encoded = encode(b"\0" * pad + raw).rstrip(b"=")
-            # The characters touched by the padding or the end depend on the neighbours.
-            start = {0: 0, 1: 2, 2: 3}[pad]
-            forms[f"{name}+{pad}"] = encoded[start : len(encoded) - 2]
-    quoted = quote(value, safe="").encode()
-    if quoted != raw:
-        forms["percent-encoded"] = quoted
-        forms["percent-encoded lower"] = quote(value, safe="").lower().encode()
-    return forms
-
-
-def _leaks(secrets: dict[str, str], where: str, data: bytes) -> list[str]:
-    found = []
-    for name, value in secrets.items():
-        for form, needle in _forms(value).items():
-            if needle and needle in data:
-                found.append(f"{name} ({form}) in {where}")
-    return found
-
-
-def _files(*roots: Path) -> Iterator[tuple[str, bytes]]:
-    for root in roots:
-        if not root.exists():
-            continue
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                yield str(path), path.read_bytes()
 
 
 def _session(directory: Path) -> Path:
@@ -145,46 +95,20 @@ def story(github_server: LoopbackGitHub, tmp_path: Path) -> tuple[ActionsEnv, li
     return step, [done.stdout, done.stderr]
 
 
-def _github_texts(server: LoopbackGitHub, step: ActionsEnv) -> Iterable[tuple[str, bytes]]:
-    for number, call in enumerate(server.calls):
-        yield f"request {number} {call.method} {call.path}", call.body
-    repo = step.repo
-    for comment in repo.comments.values():
-        if comment.user == server.login:
-            yield f"comment {comment.id}", comment.body.encode()
-    for issue in repo.issues.values():
-        if issue.pull is not None:
-            yield f"pull {issue.number} title/body", f"{issue.title}\n{issue.body}".encode()
-            for review in issue.pull.reviews:
-                yield f"pull {issue.number} review", json.dumps(review).encode()
-    for run in repo.check_runs.values():
-        yield f"check run {run.get('id')}", json.dumps(run).encode()
-    for sha, obj in repo.objects.items():
-        data = obj.get("data")
-        text = data if isinstance(data, bytes) else json.dumps(obj, default=str).encode()
-        yield f"object {sha}", text
-
-
-def _step_log(stdout: str) -> bytes:
-    """What the runner shows of stdout: `::add-mask::` lines are consumed, never displayed."""
-    kept = [line for line in stdout.splitlines() if not line.startswith("::add-mask::")]
-    return "\n".join(kept).encode()
-
-
 def test_no_planted_secret_leaves_the_step_in_any_form(
     story: tuple[ActionsEnv, list[str]], github_server: LoopbackGitHub
 ) -> None:
     step, (stdout, stderr) = story
     holon = step.runner_temp / "holon"
     places: list[tuple[str, bytes]] = [
-        ("stdout", _step_log(stdout)),
+        ("stdout", scan.step_log(stdout)),
         ("stderr", stderr.encode()),
         ("GITHUB_OUTPUT", step.output_file.read_bytes()),
         ("GITHUB_STEP_SUMMARY", step.summary_file.read_bytes()),
-        *_files(holon),
-        *_github_texts(github_server, step),
+        *scan.files(holon),
+        *scan.github_texts(github_server, step),
     ]
-    leaks = [leak for where, data in places for leak in _leaks(EVERY, where, data)]
+    leaks = [leak for where, data in places for leak in scan.leaks(EVERY, where, data)]
     assert not leaks, "\n".join(leaks)
 
 
@@ -211,21 +135,21 @@ def test_a_token_pasted_into_the_issue_is_never_published_again(
         if c.method in ("POST", "PATCH", "PUT")
     ]
     published: list[tuple[str, bytes]] = [
-        ("stdout", _step_log(stdout)),
+        ("stdout", scan.step_log(stdout)),
         ("stderr", stderr.encode()),
         ("GITHUB_OUTPUT", step.output_file.read_bytes()),
         ("GITHUB_STEP_SUMMARY", step.summary_file.read_bytes()),
         # The live state directory keeps the event as GitHub sent it and never leaves the
         # runner; what is uploaded or cached is the scrubbed bundle.
-        *_files(holon / "upload", holon / "cache", holon / "bundles"),
+        *scan.files(holon / "upload", holon / "cache", holon / "bundles"),
         *writes,
     ]
     secret = {"issue text": ISSUE_SECRET}
-    leaks = [leak for where, data in published for leak in _leaks(secret, where, data)]
+    leaks = [leak for where, data in published for leak in scan.leaks(secret, where, data)]
     # The run records: token-shaped words are masked where they are written; an encoding the
     # agent computed of a public string is not recognizable as a secret (plain form only).
-    runs = [(w, d) for w, d in _files(holon / "runs") if ISSUE_SECRET.encode() in d]
+    runs = [(w, d) for w, d in scan.files(holon / "runs") if ISSUE_SECRET.encode() in d]
     leaks += [f"issue text (plain) in {where}" for where, _ in runs]
     assert not leaks, "\n".join(leaks)
     # The check is not vacuous: the event Holon kept does hold it.
-    assert any(_leaks(secret, w, d) for w, d in _files(holon / "state"))
+    assert any(scan.leaks(secret, w, d) for w, d in scan.files(holon / "state"))

@@ -176,6 +176,7 @@ class AnthropicProvider:
     def from_env(
         cls, env: Mapping[str, str], model: str | None = None, *, http: JsonHttp | None = None
     ) -> AnthropicProvider:
+        policy = settings.http_policy(env)
         path = proxied.socket_path(env)
         if path is not None:
             # The key stays on the host: requests go keyless to its proxy's socket.
@@ -183,7 +184,7 @@ class AnthropicProvider:
                 api_key=None,
                 model=settings.model_name(env, model, DEFAULT_MODEL),
                 base_url=proxied.ANTHROPIC_BASE,
-                http=http or JsonHttp(cls.name, session=proxied.unix_session(path)),
+                http=http or JsonHttp(cls.name, policy=policy, session=proxied.unix_session(path)),
             )
         key = settings.api_key(env, KEY_VARIABLE)
         assert key is not None  # required=True raises instead
@@ -191,7 +192,7 @@ class AnthropicProvider:
             api_key=key,
             model=settings.model_name(env, model, DEFAULT_MODEL),
             base_url=settings.base_url(env, BASE_URL_VARIABLE, DEFAULT_BASE_URL),
-            http=http,
+            http=http or JsonHttp(cls.name, policy=policy),
         )
 
     def __repr__(self) -> str:

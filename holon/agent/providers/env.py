@@ -1,18 +1,40 @@
-"""What a provider reads from the environment mapping it is given: its key, base URL and model.
+"""What a provider reads from the environment mapping it is given: its key, base URL, model and
+HTTP policy (timeouts and retries).
 
 Keys come only from that mapping (never from files or arguments), and no message here ever
-holds a key's value: a bad one is described, not shown.
+holds a key's value: a bad one is described, not shown. A bad setting is one line naming its
+variable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from holon.agent.providers.base import MissingCredentials, ProviderError
+from holon.agent.providers.http import RetryPolicy
+from holon.agent.providers.http_settings import http_settings
 from holon.secrets import mask_secret_looking
 
 MODEL_VARIABLE = "HOLON_MODEL"
+
+
+def http_policy(env: Mapping[str, str]) -> RetryPolicy:
+    """The timeouts and retries: RetryPolicy's defaults, each replaced by its HOLON_MODEL_*
+    variable when set (`http_settings`); ProviderError naming the variable for a bad value."""
+    try:
+        values = http_settings(env)
+    except ValueError as exc:
+        raise ProviderError(str(exc)) from None
+    default = RetryPolicy()
+    return dataclasses.replace(
+        default,
+        attempts=int(values.get("attempts", default.attempts)),
+        max_total_wait=values.get("max_total_wait", default.max_total_wait),
+        connect_timeout=values.get("connect_timeout", default.connect_timeout),
+        read_timeout=values.get("read_timeout", default.read_timeout),
+    )
 
 
 def api_key(env: Mapping[str, str], variable: str, *, required: bool = True) -> str | None:

@@ -5,7 +5,8 @@ Retries: 429, 500, 502, 503, 504, 529 (Anthropic's "overloaded") and dropped con
 timeouts are tried again with exponential backoff and jitter, honouring `retry-after-ms` and
 `Retry-After` (seconds or an HTTP date), each wait capped and all waits together capped. Any
 other answer is final. Sleep, clocks and randomness are injectable so tests run instantly and
-can assert the waits.
+can assert the waits. The timeouts and the retry budget come from the environment
+(`env.http_policy`); a timeout's error line names which timeout it was and how long.
 
 Secrets: the caller names the values that must never appear (the API key); every error line
 and log record is redacted of them and of anything secret-looking, and never carries request
@@ -25,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3.exceptions
 
 from holon.agent.providers.base import ProviderError
 from holon.secrets import Redactor, mask_secret_looking
@@ -221,8 +223,16 @@ class JsonHttp:
                 allow_redirects=False,
                 stream=True,
             )
+        except requests.ConnectTimeout:
+            return _Retry(
+                f"could not connect to {origin(url)} within the connect timeout of "
+                f"{_seconds(self.policy.connect_timeout)}"
+            )
         except requests.Timeout:
-            return _Retry(f"no answer from {origin(url)} in time")
+            return _Retry(
+                f"no answer from {origin(url)} within the read timeout of "
+                f"{_seconds(self.policy.read_timeout)}"
+            )
         except requests.ConnectionError:
             return _Retry(f"could not connect to {origin(url)}")
         except requests.RequestException as exc:
@@ -236,12 +246,13 @@ class JsonHttp:
             if not 200 <= status < 300:
                 raise self.error(f"HTTP {status} {self._read_error(response)}", status=status)
             body = self._read(response, url)
-            if body is None:
-                return _Retry(f"answer from {origin(url)} broke off", status)
+            if isinstance(body, _Retry):
+                return body
             return _Answer(status, body)
 
-    def _read(self, response: requests.Response, url: str) -> bytes | None:
-        """The whole body, bounded; None when the connection broke off while reading it."""
+    def _read(self, response: requests.Response, url: str) -> bytes | _Retry:
+        """The whole body, bounded; why not when the connection broke off or stalled (no byte
+        within the read timeout) while reading it."""
         chunks: list[bytes] = []
         size = 0
         try:
@@ -253,8 +264,14 @@ class JsonHttp:
                         status=response.status_code,
                     )
                 chunks.append(chunk)
-        except requests.RequestException:
-            return None
+        except requests.RequestException as exc:
+            if _stalled(exc):
+                return _Retry(
+                    f"answer from {origin(url)} stalled: no data within the read timeout of "
+                    f"{_seconds(self.policy.read_timeout)}",
+                    response.status_code,
+                )
+            return _Retry(f"answer from {origin(url)} broke off", response.status_code)
         return b"".join(chunks)
 
     def _read_error(self, response: requests.Response) -> str:
@@ -276,6 +293,19 @@ class JsonHttp:
                 f"answer was not JSON (HTTP {answer.status}, {len(answer.body)} bytes)",
                 status=answer.status,
             ) from None
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def _stalled(exc: requests.RequestException) -> bool:
+    """A read of the body that timed out: requests wraps urllib3's ReadTimeoutError in a
+    ConnectionError there (and raises a Timeout before the headers)."""
+    if isinstance(exc, requests.Timeout):
+        return True
+    cause = exc.args[0] if exc.args else None
+    return isinstance(cause, urllib3.exceptions.ReadTimeoutError)
 
 
 @dataclass(frozen=True)

@@ -215,6 +215,7 @@ class OpenAIProvider:
     ) -> OpenAIProvider:
         """The key is required for OpenAI's own API only: another base URL (a local server,
         reached on loopback or by a name such as host.docker.internal) may need none."""
+        policy = settings.http_policy(env)
         path = proxied.socket_path(env)
         if path is not None:
             # The key stays on the host: requests go keyless to its proxy's socket.
@@ -222,7 +223,7 @@ class OpenAIProvider:
                 api_key=None,
                 model=settings.model_name(env, model, DEFAULT_MODEL),
                 base_url=proxied.OPENAI_BASE,
-                http=http or JsonHttp(cls.name, session=proxied.unix_session(path)),
+                http=http or JsonHttp(cls.name, policy=policy, session=proxied.unix_session(path)),
                 openai_itself=proxied.openai_itself(env),
             )
         base = settings.base_url(env, BASE_URL_VARIABLE, DEFAULT_BASE_URL)
@@ -231,7 +232,7 @@ class OpenAIProvider:
             api_key=key,
             model=settings.model_name(env, model, DEFAULT_MODEL),
             base_url=base,
-            http=http,
+            http=http or JsonHttp(cls.name, policy=policy),
         )
 
     def __repr__(self) -> str:
