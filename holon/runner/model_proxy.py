@@ -28,6 +28,7 @@ import logging
 import os
 import socket
 import socketserver
+import sys
 import tempfile
 import threading
 import time
@@ -89,6 +90,15 @@ class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     block_on_close = False  # stop() ends the connections itself and waits a bounded time
     proxy: ModelProxy
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # socketserver prints a traceback on the step's stderr; an agent that hung up is no
+        # error of the proxy's, and anything else is one line naming its type, never a value.
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            log.info("model proxy: a connection ended: %s", type(error).__name__)
+        else:
+            log.warning("model proxy: a request failed: %s", type(error).__name__)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -398,7 +408,6 @@ class ModelProxy:
             handler.send_header("transfer-encoding", "chunked")
         else:
             handler.send_header("content-length", str(length))
-        handler.end_headers()
         kept: list[bytes] = []
         size = 0
         complete = metered = False
@@ -407,8 +416,17 @@ class ModelProxy:
         pending: bytes | None = None
 
         def send(chunk: bytes) -> None:
+            if agent_gone:
+                return  # the answer is still read to its end: the run's usage counts it
             handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
 
+        agent_gone = False
+        try:
+            # The agent may have given up (its read timeout) while the upstream answered.
+            handler.end_headers()
+        except OSError:
+            agent_gone = True
+            log.info("model proxy: the agent went away before the %s answer", route.provider)
         try:
             for chunk in _chunks(response):
                 if size < METER_LIMIT:
@@ -425,9 +443,9 @@ class ModelProxy:
             metered = True
             if pending is not None:
                 send(pending)
-            if chunked:
+            if chunked and not agent_gone:
                 handler.wfile.write(b"0\r\n\r\n")
-            complete = True
+            complete = not agent_gone
         except (requests.RequestException, urllib3.exceptions.HTTPError):
             log.warning("model proxy: the %s answer broke off", route.provider)
         except TimeoutError:
