@@ -49,6 +49,10 @@ def authority_of(association: str | None) -> Authority:
     return "unknown"
 
 
+# The dotted paths rows read, split once: they are a fixed set written in this module.
+_PARTS: dict[str, tuple[str, ...]] = {}
+
+
 class _Payload:
     """Typed access to the fields a row reads; a missing one is a one-line PayloadError."""
 
@@ -57,11 +61,15 @@ class _Payload:
         self.data = data
 
     def _walk(self, path: str) -> Any:
+        parts = _PARTS.get(path)
+        if parts is None:
+            parts = _PARTS[path] = tuple(path.split("."))
         value: Any = self.data
-        for part in path.split("."):
-            if not isinstance(value, dict) or part not in value:
+        for part in parts:
+            if not isinstance(value, dict):
                 return None
-            value = value[part]
+            # A missing key and a null both end the walk in None, as a null has no fields.
+            value = value.get(part)
         return value
 
     def obj(self, path: str) -> dict[str, Any]:
@@ -367,8 +375,13 @@ def check_shape(event: str, payload: dict[str, Any]) -> None:
         )
 
 
+# What json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False) uses, made
+# once: the digests of deployed dedupe keys depend on this exact text (tests pin it).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def content_hash(payload: dict[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = _CANONICAL.encode(payload)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
