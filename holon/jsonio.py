@@ -33,6 +33,7 @@ _CHUNK = 1024 * 1024
 # is not nesting.
 _STRING = re.compile(rb'"[^"]*"')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_NOT_STRUCTURE_OR_ESCAPE = bytes(b for b in range(256) if b not in b'"[]{}\\')
 _OPEN_CLOSE = bytes.maketrans(b"[]", b"{}")
 # Any escape of a UTF-16 surrogate: rare, so only then are the parsed strings checked one by one.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -127,11 +128,14 @@ def check_depth(raw: bytes, source: str, max_depth: int = MAX_DEPTH) -> None:
     and innermost pairs are removed once per level: after `max_depth` rounds only deeper nesting
     is left. Every step is one pass in C over the bytes; cheap when shallow.
     """
-    if raw.count(b"{") + raw.count(b"[") <= max_depth:
+    # One pass keeps the few bytes that matter; counting brackets there is then cheap, and
+    # without a backslash in the document they already are its structure.
+    structure = raw.translate(None, _NOT_STRUCTURE_OR_ESCAPE)
+    if structure.count(b"{") + structure.count(b"[") <= max_depth:
         return
-    if b"\\" in raw:
+    if b"\\" in structure:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = raw.translate(None, _NOT_STRUCTURE)
+        structure = raw.translate(None, _NOT_STRUCTURE)
     if structure.count(b'"') % 2 == 0:
         # Two adjacent quotes are an empty string, or the end of one string and the start of
         # the next with nothing between: dropping them leaves every other quote its role and
