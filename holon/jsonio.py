@@ -33,6 +33,7 @@ _CHUNK = 1024 * 1024
 # is not nesting.
 _STRING = re.compile(rb'"[^"]*"')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_NOT_STRUCTURE_OR_ESCAPE = bytes(b for b in range(256) if b not in b'"[]{}\\')
 _OPEN_CLOSE = bytes.maketrans(b"[]", b"{}")
 # Any escape of a UTF-16 surrogate: rare, so only then are the parsed strings checked one by one.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -127,9 +128,20 @@ def check_depth(raw: bytes, source: str, max_depth: int = MAX_DEPTH) -> None:
     and innermost pairs are removed once per level: after `max_depth` rounds only deeper nesting
     is left. Every step is one pass in C over the bytes; cheap when shallow.
     """
-    if raw.count(b"{") + raw.count(b"[") <= max_depth:
+    # One pass keeps the few bytes that matter; counting brackets there is then cheap, and
+    # without a backslash in the document they already are its structure.
+    structure = raw.translate(None, _NOT_STRUCTURE_OR_ESCAPE)
+    if structure.count(b"{") + structure.count(b"[") <= max_depth:
         return
-    structure = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    if b"\\" in structure:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+        structure = raw.translate(None, _NOT_STRUCTURE)
+    if structure.count(b'"') % 2 == 0:
+        # Two adjacent quotes are an empty string, or the end of one string and the start of
+        # the next with nothing between: dropping them leaves every other quote its role and
+        # merges only string contents, so _STRING cuts out the same, in far fewer matches (the
+        # strings left are those holding brackets, like GitHub's `{/ref}` URL templates).
+        structure = structure.replace(b'""', b"")
     brackets = _STRING.sub(b"", structure).translate(_OPEN_CLOSE)
     for _ in range(max_depth):
         if not brackets:
@@ -151,6 +163,12 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"number {text[:20]} is out of range")
     return value
+
+
+# One decoder for every document (json.loads with hooks builds a new one per call). The hooks run
+# only for a number with a fraction or exponent and for NaN/Infinity, so they cost nothing on
+# documents without such numbers, as GitHub's payloads mostly are: no pre-scan needed.
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -181,7 +199,9 @@ def loads(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise InvalidInput(f"{source}: not valid UTF-8 (byte {exc.start})") from None
     check_depth(raw, source, max_depth)
     try:
-        value = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        if text.startswith("\ufeff"):  # as json.loads: its decoder object does not check this
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
@@ -191,7 +211,8 @@ def loads(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise InvalidInput(f"{source}: invalid JSON: {reason}") from None
     except RecursionError:  # only if max_depth is above the stack; still input, not a bug
         raise InvalidInput(f"{source}: invalid JSON: nested too deeply") from None
-    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+    # `\\` first: a plain memchr, false for most documents, spares them the pattern search.
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
         raise InvalidInput(f"{source}: invalid JSON: a string holds a lone surrogate escape")
     return value
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import random
+import re
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import IO, cast
 
@@ -138,3 +142,129 @@ def test_the_recursion_limit_is_far_above_max_depth() -> None:
 def test_read_path_of_a_directory_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="a directory, not a file"):
         jsonio.read_path(str(tmp_path), 4096)
+
+
+# ------------------------------------------------ the fast paths decide exactly as before they did
+
+_REF_STRING = re.compile(rb'"[^"]*"')
+_REF_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+
+
+def _reference_check_depth(raw: bytes, source: str, max_depth: int) -> None:
+    """check_depth as it was before its fast paths: every string cut out by one regex."""
+    if raw.count(b"{") + raw.count(b"[") <= max_depth:
+        return
+    structure = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _REF_NOT_STRUCTURE)
+    brackets = _REF_STRING.sub(b"", structure).translate(bytes.maketrans(b"[]", b"{}"))
+    for _ in range(max_depth):
+        if not brackets:
+            return
+        shorter = brackets.replace(b"{}", b"")
+        if len(shorter) == len(brackets):
+            return
+        brackets = shorter
+    if brackets:
+        raise InvalidInput(f"{source}: invalid JSON: nested too deeply (over {max_depth} levels)")
+
+
+def _reference_loads(raw: bytes, source: str) -> object:
+    """jsonio.loads as it was before its fast paths (json.loads with the hooks on every call)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not valid UTF-8 (byte {exc.start})") from None
+    _reference_check_depth(raw, source, jsonio.MAX_DEPTH)
+    try:
+        value = json.loads(
+            text,
+            parse_float=jsonio._finite_float,
+            parse_constant=jsonio._no_constant,
+        )
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+        ) from None
+    except ValueError as exc:
+        raise InvalidInput(f"{source}: invalid JSON: {str(exc).split(';')[0]}") from None
+    if re.search(rb"\\u[dD][89a-fA-F]", raw) and jsonio._has_lone_surrogate(value):
+        raise InvalidInput(f"{source}: invalid JSON: a string holds a lone surrogate escape")
+    return value
+
+
+def _outcome(load: Callable[[], object]) -> tuple[str, object]:
+    try:
+        return ("value", load())
+    except InvalidInput as exc:
+        return ("error", str(exc))
+
+
+_DEEP = jsonio.MAX_DEPTH
+_CRAFTED = [
+    b"[1e999]",
+    b"[-1e400]",
+    b'{"a": 1E+999}',
+    b"[1e-400, -0.0, 1.5, 2e10]",
+    b"[NaN]",
+    b"[Infinity]",
+    b"[-Infinity]",
+    b'{"n": NaN, "s": "x"}',
+    b'["NaN", "Infinity", "-Infinity", "1e999", "-1e400", "9e99999"]',
+    b'{"1e999": "NaN", "Infinity": 1}',
+    b"[" + b"9" * 5000 + b"]",
+    b'["' + b"9" * 5000 + b'"]',
+    b'"\\ud800"',
+    b'{"\\udfff": 1}',
+    b'"\\\\ud800"',
+    b'"\\\\\\ud800"',
+    b'"\\ud83d\\ude00"',
+    b'["\\ud83d\\ude00", "\\uDBFF x"]',
+    b"\xef\xbb\xbf{}",
+    b"\xff{}",
+    b"{broken",
+    b"[1] x",
+    b"",
+    b" ",
+    b"[" * _DEEP + b"]" * _DEEP,
+    b"[" * (_DEEP + 1) + b"]" * (_DEEP + 1),
+    b'{"a":' * _DEEP + b"1" + b"}" * _DEEP,
+    b'{"a":' * (_DEEP + 1) + b"1" + b"}" * (_DEEP + 1),
+    # GitHub's URL templates: brackets inside strings, next to deep and shallow nesting.
+    b'{"u": "https://x/{/ref}", "v": ' * (_DEEP + 1) + b"1" + b"}" * (_DEEP + 1),
+    b'{"u": "{archive_format}{/ref}", "v": ' * _DEEP + b"1" + b"}" * _DEEP,
+    b'[{"u": "{{{{[[[["}' + b', {"u": "}}]]"}' * 200 + b"]",
+    b'["[", "]", "{", "}", "", "", "[[", "\\"[", "\\\\", "]"]',
+    b'{"a": "\\"{", "b": [' * (_DEEP + 1) + b"1" + b"]}" * (_DEEP + 1),
+    # Malformed: odd quotes, unbalanced brackets, strings never closed.
+    b'["[""{' * 60,
+    b'["a""b"' + b"[" * 120,
+    b'"' + b"[" * 120 + b'"' + b'"',
+    b"]" * 60 + b"[" * 120,
+    b'{"a": "' + b"{" * 200,
+]
+
+
+@pytest.mark.parametrize("raw", _CRAFTED, ids=range(len(_CRAFTED)))
+def test_loads_decides_as_before_on_crafted_documents(raw: bytes) -> None:
+    assert _outcome(lambda: jsonio.loads(raw, "doc")) == _outcome(
+        lambda: _reference_loads(raw, "doc")
+    )
+
+
+def test_check_depth_decides_as_before_on_random_structure() -> None:
+    rng = random.Random(13)  # noqa: S311 - a fixed seed for a reproducible spread of inputs
+    alphabet = b'"[]{}\\a:,'
+    for _ in range(20_000):
+        raw = bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
+        depth = rng.randrange(0, 6)
+        got = _outcome(partial(jsonio.check_depth, raw, "doc", depth))
+        want = _outcome(partial(_reference_check_depth, raw, "doc", depth))
+        assert got == want, raw
+
+
+def test_the_crafted_documents_cover_both_paths() -> None:
+    # Strings with brackets (URL templates) past the bracket count take the quote pairing path;
+    # a document with no backslash skips the escape handling and the surrogate pattern.
+    refused = [raw for raw in _CRAFTED if _outcome(partial(jsonio.loads, raw, "d"))[0] == "error"]
+    assert any(b"{/ref}" in raw for raw in refused)
+    assert any(b"\\ud800" in raw for raw in refused)
+    assert any(b"1e999" in raw for raw in refused)

@@ -49,6 +49,10 @@ def authority_of(association: str | None) -> Authority:
     return "unknown"
 
 
+# The dotted paths rows read, split once: they are a fixed set written in this module.
+_PARTS: dict[str, tuple[str, ...]] = {}
+
+
 class _Payload:
     """Typed access to the fields a row reads; a missing one is a one-line PayloadError."""
 
@@ -57,11 +61,15 @@ class _Payload:
         self.data = data
 
     def _walk(self, path: str) -> Any:
+        parts = _PARTS.get(path)
+        if parts is None:
+            parts = _PARTS[path] = tuple(path.split("."))
         value: Any = self.data
-        for part in path.split("."):
-            if not isinstance(value, dict) or part not in value:
+        for part in parts:
+            if not isinstance(value, dict):
                 return None
-            value = value[part]
+            # A missing key and a null both end the walk in None, as a null has no fields.
+            value = value.get(part)
         return value
 
     def obj(self, path: str) -> dict[str, Any]:
@@ -367,23 +375,48 @@ def check_shape(event: str, payload: dict[str, Any]) -> None:
         )
 
 
+# What json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False) uses, made
+# once: the digests of deployed dedupe keys depend on this exact text (tests pin it).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def content_hash(payload: dict[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = _CANONICAL.encode(payload)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
+# Frozen, so one instance serves every event with the same values: the listener sees few
+# repositories and senders, and each envelope then holds fewer objects for the collector to walk.
+_SHARED_MAX = 4096
+_scopes: dict[str | None, Scope] = {}
+_actors: dict[tuple[str, str, str | None], Actor] = {}
+
+
+def _scope(repo: str | None) -> Scope:
+    scope = _scopes.get(repo)
+    if scope is None:
+        if len(_scopes) >= _SHARED_MAX:
+            _scopes.clear()
+        scope = _scopes[repo] = Scope(repo=repo)
+    return scope
+
+
 def _actor(p: _Payload, authored: str | None) -> Actor | None:
-    sender = p.optional("sender")
-    if not isinstance(sender, dict) or not isinstance(sender.get("login"), str):
+    data = p.data
+    sender = data.get("sender")
+    if not isinstance(sender, dict):
         return None
-    login = sender["login"]
-    kind = sender.get("type") if isinstance(sender.get("type"), str) else "User"
+    login = sender.get("login")
+    if not isinstance(login, str):
+        return None
+    kind = sender.get("type")
+    if not isinstance(kind, str):
+        kind = "User"
     association = None
     # author_association describes the author of an object, which is the actor only when the
     # sender wrote it (a label added to someone else's issue says nothing about the labeller).
-    candidates = [authored] if authored else ["comment", "review", "issue", "pull_request"]
-    for name in candidates:
-        obj = p.optional(name)
+    for name in (authored,) if authored else ("comment", "review", "issue", "pull_request"):
+        obj = data.get(name)
         if not isinstance(obj, dict):
             continue
         user = obj.get("user")
@@ -391,26 +424,33 @@ def _actor(p: _Payload, authored: str | None) -> Actor | None:
             value = obj.get("author_association")
             association = value if isinstance(value, str) else None
             break
-    return Actor(
-        login=login,
-        type=str(kind),
-        association=association,
-        is_bot=kind == "Bot",
-        authority=authority_of(association),
-    )
+    key = (login, kind, association)
+    actor = _actors.get(key)
+    if actor is None:
+        if len(_actors) >= _SHARED_MAX:
+            _actors.clear()
+        actor = _actors[key] = Actor(
+            login=login,
+            type=kind,
+            association=association,
+            is_bot=kind == "Bot",
+            authority=authority_of(association),
+        )
+    return actor
 
 
 def _generic_subject(p: _Payload, repo: str | None) -> Subject | None:
+    data = p.data
     for kind in ("pull_request", "issue"):
-        obj = p.optional(kind)
+        obj = data.get(kind)
         if isinstance(obj, dict) and isinstance(obj.get("number"), int):
             is_pr = kind == "pull_request" or isinstance(obj.get("pull_request"), dict)
             return Subject(kind="pull_request" if is_pr else "issue", id=str(obj["number"]))
     for kind in ("check_suite", "check_run", "workflow_run"):
-        obj = p.optional(kind)
+        obj = data.get(kind)
         if isinstance(obj, dict) and isinstance(obj.get("id"), int):
             return Subject(kind=kind, id=str(obj["id"]))
-    ref = p.optional("ref")
+    ref = data.get("ref")
     if isinstance(ref, str) and ref:
         return Subject(kind="ref", id=ref)
     return Subject(kind="repository", id=repo) if repo else None
@@ -431,7 +471,9 @@ def normalize(
     if not event or not event.replace("_", "").isalnum():
         raise PayloadError(f"invalid event name {event!r}")
     p = _Payload(event, payload)
-    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    action = payload.get("action")
+    if not isinstance(action, str):
+        action = None
     check_shape(event, payload)
     repo_name = p.optional("repository.full_name")
     repo = repo_name if isinstance(repo_name, str) and repo_name else repository
@@ -485,7 +527,7 @@ def normalize(
         source=source,
         type=type_,
         via=via,
-        scope=Scope(repo=repo),
+        scope=_scope(repo),
         at=at,
         subject=subject,
         dedupe_key=key,
