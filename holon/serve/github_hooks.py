@@ -215,6 +215,24 @@ def made_by(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
     return _made(report, intent)
 
 
+@dataclass(frozen=True)
+class _Awaiting:
+    intent: ActionIntent
+    closure: ClosureRecord
+    made: EffectOutput | None
+
+
+def _publishing_next(report: PassReport, intent: ActionIntent) -> str | None:
+    """The id of the `holon.run.settled` event this pass made for `intent`, a run of a skill
+    whose result is published (None: not one, or no such event)."""
+    if intent.args.get("skill") not in PUBLISHED:
+        return None
+    for event in report.follow_ups:
+        if event.payload.get("intent") == intent.id:
+            return event.id
+    return None
+
+
 class GitHubHooks:
     def __init__(
         self,
@@ -245,6 +263,8 @@ class GitHubHooks:
         # writes the handoff the comment lacks (`resettle`).
         self.unsettled: set[str] = set()
         self.resettled: set[str] = set()
+        # Runs whose settle waits for the pass of their `holon.run.settled` (by its event id).
+        self._awaiting: dict[str, _Awaiting] = {}
         # Told each progress comment written when a run starts (the serve journals it: the
         # time to first comment of `holon report`); what it gets names no text of the comment.
         self.announced: Callable[[dict[str, Any]], None] = lambda what: None
@@ -272,6 +292,7 @@ class GitHubHooks:
             if result.type == "run_skill" and result.usage is not None:
                 before = self.spent.get(result.subject)
                 self.spent[result.subject] = result.usage + before if before else result.usage
+        awaited = self._awaiting.pop(report.event_id, None) if report.event_id else None
         for intent in report.ended_runs:
             subject = intent.target.subject()
             closure = report.closures.get(subject)
@@ -280,9 +301,30 @@ class GitHubHooks:
                 continue
             seen.add(key)
             made = _made(report, intent)
+            follow_up = _publishing_next(report, intent)
+            if follow_up is not None:
+                # Whether it is published is decided by the pass right after (its
+                # `holon.run.settled`): until then the comment says working and the check run
+                # stays in progress, never `finished` or success before the pull request or
+                # the commit exists. Kept as unsettled meanwhile: a step cut short in between
+                # has the comment written by the next pass (unsettled.py).
+                self._awaiting[follow_up] = _Awaiting(intent, closure, made)
+                self.unsettled.add(subject)
+                self.resettled.discard(subject)
+                continue
             self._guarded("settle", self._settle, intent, closure, made, subject=subject)
         # A stop is answered even when it ended no run; a run it ended settled its comment.
         answered = {key[0] for key in seen}
+        if awaited is not None:
+            # The pass of a run's `holon.run.settled`: its publishing (an ended run above)
+            # settled the comment, or nothing was published and the run's closure says it now.
+            subject = awaited.intent.target.subject()
+            if subject not in answered:
+                answered.add(subject)
+                closure = report.closures.get(subject) or awaited.closure
+                self._guarded(
+                    "settle", self._settle, awaited.intent, closure, awaited.made, subject=subject
+                )
         for stop in stops_of(report):
             subject = stop.target.subject()
             closure = report.closures.get(subject)

@@ -42,10 +42,10 @@ STORY: list[tuple[str, str]] = [
     ("GET", "actions/list-artifacts-for-repo"),
     ("GET", "issues/list-comments"),
     ("POST", "issues/create-comment"),
+    ("GET", "issues/list-comments"),
     ("GET", "issues/get"),
     ("GET", "repos/get-collaborator-permission-level"),
     ("GET", "issues/list-comments"),
-    ("PATCH", "issues/update-comment"),
     ("GET", "issues/get-comment"),
     ("GET", "issues/get"),
     ("GET", "repos/get"),
@@ -149,6 +149,11 @@ def test_the_story_makes_the_recorded_calls(tmp_path: Path) -> None:
         story = first_step(tmp_path, server)
         assert story.first_done.returncode == 0, story.first_done.stderr
         made = [(c.method, str(c.operation)) for c in server.calls]
+        # The comment is settled once, after the pull request exists: never `finished`
+        # before it (the run's settle waits for its publishing's pass).
+        writes = [op for method, op in made if method != "GET"]
+        assert writes[-2:] == ["pulls/create", "issues/update-comment"], writes
+        assert writes.count("issues/update-comment") == 1, writes
         # A clean story finished; a re-run of its job changes nothing on GitHub.
         check_truth(story, final=True)
         assert story.outcome() == "finished"
@@ -227,7 +232,7 @@ def test_a_comment_whose_answer_times_out_is_not_posted_twice(tmp_path: Path) ->
 def test_a_failed_settle_is_written_by_the_rerun(tmp_path: Path) -> None:
     # The last write of the story, the comment's handoff with the pull request, fails (502);
     # the job fails, and its re-run should write the handoff the comment lacks.
-    last = Fault("5xx", operation="issues/update-comment", method="PATCH", nth=1)
+    last = Fault("5xx", operation="issues/update-comment", method="PATCH", nth=0)
     with LoopbackGitHub(token=TOKEN) as server:
         story = first_step(tmp_path, server, last)
         assert story.first_done.returncode == 1

@@ -287,6 +287,12 @@ def test_a_hostile_pull_request_head_branch_and_title_are_data(
     # The agent's fix ran in a worktree; publishing it to that branch is refused (branch names
     # are refused, never repaired: holon/refnames.py), in one line of evidence.
     assert repo.refs[f"heads/{HOSTILE_BRANCH}"] == head
+    # The run finished, its publishing did not: the comment and the check run never said
+    # finished or success in between (the settle waits for the publishing's pass).
+    said = [c.json for c in github_server.calls if c.operation == "issues/update-comment"]
+    assert [re.findall(r"\*\*Outcome:\*\* `(\w+)`", s["body"]) for s in said] == [["failed"]]
+    checks = [c.json for c in github_server.calls if c.operation == "checks/update"]
+    assert [c.get("conclusion") for c in checks] == ["failure"], checks
     outputs = step.outputs()
     assert outputs["closure_outcome"] == "failed"
     (why,) = [e for e in json.loads(outputs["handoff"])["evidence"] if "refused" in e]

@@ -109,9 +109,9 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     assert (published["output"]["number"], published["output"]["sha"]) == (pull.number, commit)
     assert published["run_outcome"] == "success"
     assert TOKEN not in done.stdout + done.stderr
-    # One Holon comment for the solve the user asked for: its progress note, settled with the
-    # run's handoff, then with the publishing's (naming the pull request and the commit), in
-    # place; publishing posts no comment of its own.
+    # One Holon comment for the solve the user asked for: its progress note, settled once, in
+    # place, with the publishing's handoff (naming the pull request and the commit); never
+    # `finished` before the pull request exists; publishing posts no comment of its own.
     (comment,) = holon_comments(repo, HOLON)
     assert comment.body.startswith(
         "<!-- holon:v1 subject=issue:1 workflow=holon skill=github-issue-solve -->"
@@ -121,7 +121,7 @@ def test_serve_publishes_a_solved_issue_as_a_draft_pull_request(
     )
     assert f"- commit {commit}" in comment.body
     assert github_server.count("issues/create-comment") == 1
-    assert github_server.count("issues/update-comment") == 2
+    assert github_server.count("issues/update-comment") == 1
 
 
 def _policy_publishing(directory: Path, **values: str) -> Path:
