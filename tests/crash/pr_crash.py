@@ -15,7 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.crash.story import crash_at, journal_entries, occurrences, records, rerun, trace
+from tests.crash.story import (
+    crash_at,
+    journal_entries,
+    occurrences,
+    records,
+    rerun,
+    run,
+    trace,
+)
 from tests.faults.pr_story import SKILL, Kind, check_pr_truth, pr_step, pull_of
 from tests.faults.story import Story
 from tests.support.actions_env import ActionsEnv
@@ -71,27 +79,51 @@ def assert_handled_once(step: ActionsEnv, server: LoopbackGitHub, kind: Kind) ->
 
 
 def crash_case(tmp: Path, kind: Kind, point: str) -> str | None:
-    """Killed at `point`, then run again: None when everything held, else what did not."""
+    """Killed at `point`, then run again: None when everything held, else what did not.
+    `cleanup:POINT`: the composite's cleanup step runs after the killed one, before the job is
+    run again: what GitHub may have taken is not repeated blindly, the work waits on the
+    operator, saying why, and a further run changes nothing."""
+    cleanup = point.startswith("cleanup:")
     try:
         with LoopbackGitHub(token=TOKEN) as server:
             step = pr_step(tmp, server, kind)
             number = max(step.repo.issues)
             head = pull_of(step.repo, number).head_sha
-            crash_at(step, point)
+            crash_at(step, point.removeprefix("cleanup:"))
+            if cleanup:
+                cleaned = run(step, HOLON_PHASE="cleanup")
+                assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
             done = rerun(step)
             closure = assert_handled_once(step, server, kind)
-            # The direct restart finishes the work: recovery reconciles what was inflight.
-            assert closure["closure_outcome"] == "completed", closure
             seen = check_pr_truth(Story(step, done, number=number, head=head), kind, final=True)
-            assert seen["outcome"] == "finished", seen
-            if kind == "fix":
-                assert (seen["moved"], seen["replies"]) == (True, 1), seen
+            if cleanup:
+                assert closure["closure_outcome"] == "waiting", closure
+                assert closure["waiting_reason"] == "awaiting_operator_input", closure
+                (comment,) = step.holon_comments(number)
+                assert "cancelled or timed out" in comment or "cancelled" in comment, comment
+                writes = len(server.calls)
+                rerun(step)
+                assert not [c for c in server.calls[writes:] if c.method != "GET"]
             else:
-                assert seen["reviews"] == 1, seen
+                # The direct restart finishes the work: recovery reconciles what was inflight.
+                assert closure["closure_outcome"] == "completed", closure
+                assert seen["outcome"] == "finished", seen
+                if kind == "fix":
+                    assert (seen["moved"], seen["replies"]) == (True, 1), seen
+                else:
+                    assert seen["reviews"] == 1, seen
         server.assert_clean()
     except AssertionError as exc:
         return f"{point}: {str(exc)[:900]}"
     return None
+
+
+def full_cases(points: Sequence[str]) -> list[str]:
+    """Every passing of every point, and each GitHub write answered then the cleanup step."""
+    answered = [
+        p for p in points if p.startswith("github:") and p.partition("#")[0].endswith(":after")
+    ]
+    return [*points, *(f"cleanup:{p}" for p in answered)]
 
 
 def crash_cases(tmp: Path, kind: Kind, points: Sequence[str]) -> list[str]:

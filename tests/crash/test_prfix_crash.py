@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.crash.pr_crash import crash_cases, family, traced
+from tests.crash.pr_crash import crash_cases, family, full_cases, traced
 from tests.faults.pr_faults import FULL
 
 # Every write point the clean story passes (a new one must be added here).
@@ -27,14 +27,14 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:PATCH git/refs/{ref}:after",
-    "github:POST pulls/{n}/comments/{n}/replies:after",
     "after_effect_before_journal#2",
+    "cleanup:github:PATCH git/refs/{ref}:after",
 ]
 
 
 def test_killed_at_each_write_point_then_run_again(tmp_path: Path) -> None:
     points = traced(tmp_path / "trace", "fix")
     assert {family(p) for p in points} == FAMILIES, sorted({family(p) for p in points})
-    assert set(SAMPLE) <= set(points)
-    problems = crash_cases(tmp_path, "fix", points if FULL else SAMPLE)
+    assert set(SAMPLE) <= set(points) | {f"cleanup:{p}" for p in points}
+    problems = crash_cases(tmp_path, "fix", full_cases(points) if FULL else SAMPLE)
     assert not problems, "\n".join(problems)

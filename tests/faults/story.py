@@ -31,7 +31,7 @@ FAST = {
     "HOLON_GITHUB_MAX_WAIT": "1s",
     "HOLON_GITHUB_TIMEOUT": "5s",
 }
-_OUTCOME = re.compile(r"\*\*Outcome:\*\* `([a-z_]+)`")
+_OUTCOME = re.compile(r"\*\*Outcome:\*\* `([A-Za-z_]+)`")
 
 
 @dataclass
