@@ -19,7 +19,7 @@ from tests.faults.pr_faults import FULL
 # Every write point the clean story passes (a new one must be added here).
 FAMILIES = {
     "state.save", "journal.events", "journal.decisions", "journal.actions",
-    "after_effect_before_journal", "after_journal_before_state",
+    "after_effect_before_journal", "after_journal_before_state", "workspace.worktree",
     "github:POST issues/{n}/comments", "github:PATCH issues/comments/{n}",
     "github:POST check-runs", "github:PATCH check-runs/{n}",
     "github:POST git/trees", "github:POST git/commits", "github:PATCH git/refs/{ref}",

@@ -16,7 +16,7 @@ from tests.faults.pr_faults import FULL
 
 FAMILIES = {
     "state.save", "journal.events", "journal.decisions", "journal.actions",
-    "after_effect_before_journal", "after_journal_before_state",
+    "after_effect_before_journal", "after_journal_before_state", "workspace.worktree",
     "github:POST issues/{n}/comments", "github:PATCH issues/comments/{n}",
     "github:POST check-runs", "github:PATCH check-runs/{n}",
     "github:POST pulls/{n}/reviews",
