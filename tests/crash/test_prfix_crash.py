@@ -6,8 +6,11 @@ branch one commit past the head), the thread replied to once, one comment settle
 
 A write GitHub may have taken before the kill is found again on the restart: the branch by its
 tip (this run's commit on the head), the reply by its marker and commit line, the comment by its
-marker, the check run by its head and marker. By default a sample of the ambiguous points;
-`HOLON_FAULTS_FULL=1` every passing of every point."""
+marker, the check run by its head and marker. A kill followed by the composite's cleanup step
+(`cleanup:POINT`) leaves what GitHub may have taken undecided: the work waits on the operator.
+By default a sample of the ambiguous points; `HOLON_FAULTS_FULL=1` every passing of every point
+(the worktree's, `workspace.worktree`, too) and each GitHub write answered, then the cleanup.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +30,7 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:PATCH git/refs/{ref}:after",
-    "after_effect_before_journal#2",
-    "cleanup:github:PATCH git/refs/{ref}:after",
+    "cleanup:github:POST pulls/{n}/comments/{n}/replies:after",
 ]
 
 

@@ -4,8 +4,11 @@ and after GitHub answered it (the comment, the check run, the review), then the 
 one review on the head, one comment settled `finished`, the check run completed.
 
 A review GitHub may have taken before the kill is found again on the restart by Holon's login,
-its marker and the reviewed commit. By default a sample of the ambiguous points;
-`HOLON_FAULTS_FULL=1` every passing of every point."""
+its marker and the reviewed commit. A kill followed by the composite's cleanup step
+(`cleanup:POINT`) leaves what GitHub may have taken undecided: the work waits on the operator.
+By default a sample of the ambiguous points; `HOLON_FAULTS_FULL=1` every passing of every point
+(the worktree's, `workspace.worktree`, too) and each GitHub write answered, then the cleanup.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:POST pulls/{n}/reviews:after",
-    "github:POST check-runs:after",
     "cleanup:github:POST pulls/{n}/reviews:after",
 ]
 

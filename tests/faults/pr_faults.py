@@ -27,6 +27,8 @@ REFUSALS: tuple[Mode, ...] = ("secondary_rate_limit", "403", "404")
 RETRY_LATER = 60  # a secondary limit longer than HOLON_GITHUB_MAX_WAIT: the call fails
 WORKERS = 3
 Case = tuple[str, str, int, Mode]
+# Faults scheduled together, and the outcome the story must end with (None: any true one).
+Group = tuple[tuple[Case, ...], str | None]
 FULL = os.environ.get("HOLON_FAULTS_FULL") == "1"
 
 
@@ -71,14 +73,20 @@ def run_case(tmp: Path, kind: Kind, cases: Sequence[Case], expect: str | None = 
     return None
 
 
-def run_cases(tmp: Path, kind: Kind, cases: Sequence[Case]) -> list[str]:
-    """Each case on its own fake, a few at a time; the problems found."""
+def run_cases(tmp: Path, kind: Kind, groups: Sequence[Group]) -> list[str]:
+    """Each group's faults on its own fake, a few groups at a time; the problems found."""
 
     def one(number: int) -> str | None:
-        return run_case(tmp / f"case-{number}", kind, [cases[number]])
+        cases, expect = groups[number]
+        return run_case(tmp / f"case-{number}", kind, cases, expect)
 
     with ThreadPoolExecutor(WORKERS) as pool:
-        return [p for p in pool.map(one, range(len(cases))) if p]
+        return [p for p in pool.map(one, range(len(groups))) if p]
+
+
+def alone(cases: Sequence[Case]) -> list[Group]:
+    """Each case a group of its own, its outcome whatever is true."""
+    return [((case,), None) for case in cases]
 
 
 def transparent(story: Sequence[tuple[str, str]]) -> list[Fault]:
