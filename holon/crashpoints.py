@@ -7,8 +7,10 @@ story writes). Neither is for operators. Unset, a write point is one global read
 
 The points: the controller's own (`after_effect_before_journal`, `after_journal_before_state`,
 `after_checkpoint_before_follow_ups`), `state.save:before|after`, `journal.NAME:before|after`
-for each journal line written, and `github:VERB ROUTE:before|after` around every write request
-to GitHub (ROUTE the path under the repository, numbers and names shown as `{n}` and `{ref}`).
+for each journal line written, `workspace.worktree:before|after` around the worktree a run on a
+pull request's head gets (holon/executor/workspace.py), and `github:VERB ROUTE:before|after`
+around every write request to GitHub (ROUTE the path under the repository, numbers and names
+shown as `{n}` and `{ref}`).
 """
 
 from __future__ import annotations

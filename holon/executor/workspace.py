@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from holon import crashpoints
 from holon.errors import OperationalError
 from holon.fsutil import remove_tree
 from holon.intent import ActionIntent
@@ -191,11 +192,15 @@ def head_workspace(
     scratch = Path(tempfile.mkdtemp(prefix="holon-head-"))
     tree = scratch / "workspace"
     try:
+        crashpoints.point("workspace.worktree:before")
         try:
             git([*_safe(workspace), "worktree", "add", "--detach", "--quiet", str(tree), head.sha],
                 cwd=workspace)  # fmt: skip
         except GitError as exc:
             raise HeadWorkspaceError(f"cannot check out {head.sha[:12]}: {exc}") from None
+        # Killed from here on, the workspace's repository keeps a worktree whose directory a
+        # restart may never see again: `worktree prune` (after every run) forgets it.
+        crashpoints.point("workspace.worktree:after")
         yield tree
     finally:
         git_ok([*_safe(workspace), "worktree", "remove", "--force", "--force", str(tree)],

@@ -181,8 +181,8 @@ class PublishError(GitHubError):
     """Publishing a run's result was refused or failed before anything was pushed: a patch that
     does not apply, an empty one, an unsafe path, a branch that moved. `reason` is a short code
     (`empty`, `does-not-apply`, `unsafe-path`, `workflow`, `moved`, `too-large`, `not-allowed`,
-    `bad-input`, `mismatch`, `no-login`); `evidence` holds one line per finding (which file,
-    which hunk)."""
+    `bad-input`, `mismatch`, `no-login`, `undecided`: a write GitHub may have done, its look-up
+    failed too); `evidence` holds one line per finding (which file, which hunk)."""
 
     def __init__(self, reason: str, message: str, evidence: tuple[str, ...] = ()) -> None:
         super().__init__(message, operation="publish")

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import github
 
 from holon.github.access import TooMany
-from holon.github.errors import NotFound, ServerError, map_errors
+from holon.github.errors import GitHubError, NotFound, PublishError, ServerError, map_errors
 
 PER_PAGE = 100
 MAX_PAGES = 10
@@ -93,14 +93,36 @@ def ref_path(branch: str) -> str:
 
 def write_once(write: Callable[[], T], lookup: Callable[[], T | None]) -> T:
     """`write()`; after a ServerError, what `lookup()` finds of its effect, and only when it
-    finds nothing, `write()` once more (a second ServerError is raised)."""
+    finds nothing, `write()` once more (a second ServerError is raised). A look-up that fails
+    is tried once more; when that fails too, whether GitHub did the write is unknown:
+    PublishError("undecided"), never the write sent again blindly (the work then waits on the
+    operator: `publish_handler`)."""
     try:
         return write()
-    except ServerError:
-        found = lookup()
+    except ServerError as lost:
+        try:
+            found = _looked_up(lookup)
+        except GitHubError as exc:
+            raise undecided(lost, exc) from None
         if found is not None:
             return found
         return write()
+
+
+def _looked_up(lookup: Callable[[], T | None]) -> T | None:
+    try:
+        return lookup()
+    except GitHubError:
+        return lookup()
+
+
+def undecided(lost: GitHubError, lookup: GitHubError) -> PublishError:
+    """A write GitHub may have done (`lost`) whose effect could not be looked up (`lookup`)."""
+    return PublishError(
+        "undecided",
+        f"{lost}; looking for its effect failed too, so it is not sent again",
+        (f"look-up: {lookup}",),
+    )
 
 
 def again_after_5xx(write: Callable[[], T]) -> T:

@@ -73,6 +73,8 @@ class PublishHandler:
             line = f"publish {exc.reason}: {exc}"
             if exc.evidence:
                 line += " (" + "; ".join(exc.evidence) + ")"
+            if exc.reason == "undecided":
+                return self._undecided(intent, attempt, line)
             return result_of(intent, attempt, self.clock(), "failed", error=line)
         except GitHubError as exc:
             return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
@@ -91,6 +93,28 @@ class PublishHandler:
             output=_output(outcome),
             run_status="completed",
             run_outcome="success",
+        )
+
+    def _undecided(self, intent: ActionIntent, attempt: int, line: str) -> ActionResult:
+        """A write GitHub may or may not have done, and no look-up could tell: not retried (it
+        could double), not failed (it may be done): the operator decides, asked exactly that."""
+        from holon.closure.evidence import Question  # only for this rare outcome
+
+        noun = "issue" if intent.target.kind == "issue" else "pull request"
+        text = (
+            f"Publishing may or may not have reached GitHub ({line}). Look at {noun} "
+            f"#{intent.target.id}: if the result is there, nothing more is needed; if not, "
+            "ask Holon again."
+        )
+        return result_of(
+            intent,
+            attempt,
+            self.clock(),
+            "succeeded",
+            effect={"effect": "publish", "performed": None, "note": line},
+            run_status="completed",
+            run_outcome="needs_human",
+            question=Question(id=f"publish-undecided-{intent.id}", text=text),
         )
 
     def _publish(self, intent: ActionIntent) -> EffectOutcome:

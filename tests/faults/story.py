@@ -31,7 +31,7 @@ FAST = {
     "HOLON_GITHUB_MAX_WAIT": "1s",
     "HOLON_GITHUB_TIMEOUT": "5s",
 }
-_OUTCOME = re.compile(r"\*\*Outcome:\*\* `([a-z_]+)`")
+_OUTCOME = re.compile(r"\*\*Outcome:\*\* `([A-Za-z_]+)`")
 
 
 @dataclass
@@ -40,6 +40,8 @@ class Story:
     first_done: subprocess.CompletedProcess[str]
     again: ActionsEnv | None = None
     again_done: subprocess.CompletedProcess[str] | None = None
+    number: int = 1  # the issue or pull request the story is about
+    head: str | None = None  # a pull request story's head when the event came (the checkout)
 
     @property
     def last(self) -> ActionsEnv:
@@ -49,7 +51,7 @@ class Story:
         return [i for i in self.first.repo.issues.values() if i.pull is not None]
 
     def comments(self) -> list[str]:
-        return self.first.holon_comments(1)
+        return self.first.holon_comments(self.number)
 
     def outcome(self) -> str | None:
         """The outcome the one Holon comment on the issue reports (None without one)."""
@@ -78,6 +80,10 @@ def run_again(tmp: Path, server: LoopbackGitHub, story: Story) -> Story:
     """The job re-run: attempt 2 of the same run, the same event, the first attempt's state."""
     again = ActionsEnv(tmp, server, name="attempt-2")
     again.extra.update(FAST)
+    if "HOLON_AGENT" in story.first.extra:  # a pull request story's scripted agent
+        again.extra["HOLON_AGENT"] = story.first.extra["HOLON_AGENT"]
+    if story.head is not None:  # the job checks out the same commit again
+        again.checkout(story.head)
     again.attempt = 2
     story.first.state_between_runs(again)
     again.event_name = story.first.event_name
