@@ -69,6 +69,14 @@ class _Stopper:
     def opened(self, serve: Serve) -> None:
         self.serve = serve
 
+    def unwound(self) -> None:
+        """The step has unwound or finished: its state is saved, nothing is left to stop.
+        Later signals are ignored from here on, also while the interpreter exits: Python puts
+        the default action back for the signals it handled as it shuts down, so a SIGTERM then
+        (the runner's, after its SIGINT) would kill the process and lose its exit code."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
 
 def main(args: argparse.Namespace) -> int:
     from holon.actions import step
@@ -109,12 +117,14 @@ def main(args: argparse.Namespace) -> int:
         step.finish_refused(env, str(exc))
         raise
     except KeyboardInterrupt:
+        stopper.unwound()
         raise Interrupted(
             "holon action: interrupted; the cleanup step settles what this step left"
         ) from None
     step.finish(env, result, _say)
     _report(result)
     step.mark_done(config)
+    stopper.unwound()  # finished: a cancel now has nothing to stop, the exit code stands
     return result.exit_code
 
 
