@@ -54,16 +54,24 @@ class _Stopper:
     def __init__(self) -> None:
         self.serve: Serve | None = None
         self.signalled = False
+        self._stopping = False  # inside `stopping.set()`, which a later signal must not re-enter
 
     def install(self) -> None:
         signal.signal(signal.SIGINT, self._handle)
         signal.signal(signal.SIGTERM, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.serve is not None:
-            self.serve.stopping.set()
-        if not self.signalled:
-            self.signalled = True
+        first, self.signalled = not self.signalled, True
+        # A signal can land while an earlier one's handler is inside `Event.set`, holding its
+        # lock (not reentrant): set again there, the handler would wait on itself for ever.
+        serve = self.serve
+        if serve is not None and not self._stopping and not serve.stopping.is_set():
+            self._stopping = True
+            try:
+                serve.stopping.set()
+            finally:
+                self._stopping = False
+        if first:
             raise KeyboardInterrupt
 
     def opened(self, serve: Serve) -> None:

@@ -251,7 +251,7 @@ def _cancel(proc: Any, deadline: float) -> tuple[str, str]:
     proc.send_signal(signal.SIGINT)
     while proc.poll() is None and time.monotonic() < deadline:
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.002)
+        time.sleep(0.005)
     out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
     return str(out), str(err)
 
@@ -393,3 +393,35 @@ def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
     (comment,) = repo.comments.values()
     assert "skill=github-review" in comment.body
     assert "userinterlude" in comment.body
+
+
+def test_a_signal_inside_the_stop_request_does_not_re_enter_it() -> None:
+    """The runner's SIGTERM can land while the SIGINT's handler is inside `Event.set`, holding
+    the event's lock (not reentrant): a handler setting it again there would wait on itself."""
+    import signal
+    import threading
+
+    import pytest
+
+    from holon.cli.action_cmd import _Stopper
+
+    stopper = _Stopper()
+
+    class Stopping(threading.Event):
+        inside = False
+
+        def set(self) -> None:
+            assert not self.inside, "stopping.set() re-entered: a deadlock on its lock"
+            self.inside = True
+            try:
+                stopper._handle(signal.SIGTERM, None)  # the next signal, delivered right here
+                super().set()
+            finally:
+                self.inside = False
+
+    serve: Any = type("Serve", (), {"stopping": Stopping()})()
+    stopper.opened(serve)
+    with pytest.raises(KeyboardInterrupt):
+        stopper._handle(signal.SIGINT, None)
+    assert serve.stopping.is_set()
+    stopper._handle(signal.SIGTERM, None)  # later ones: nothing more to do, nothing raised
