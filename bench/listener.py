@@ -2,8 +2,9 @@
 
 Target (from the issue): report the accept latency (send to 202) at p50 and p99 under 50
 concurrent signed senders, and the journaled count beside the accepted count, which must be
-equal: every delivery answered 202 is in `events.ndjson` after serve stops. Any connection
-error (a reset, a refusal) fails the run; 503 with Retry-After is back-pressure and is counted.
+equal: every delivery answered 202 is in the events journal (`events.ndjson` and its rotated
+segments) after serve stops. Any connection error (a reset, a refusal) fails the run; 503 with
+Retry-After is back-pressure and is counted.
 
 Side by side, in the same run and with the same client: a bare `ThreadingHTTPServer` that reads
 each body and answers 202 (no signature, no parsing, no fsync, nothing kept), so the report shows
@@ -36,6 +37,7 @@ from typing import Any
 from bench._common import BenchError, Row, collect, judged, record
 from holon.gateway.webhook import signature_for
 from holon.serve.inbox import pending_count
+from holon.state.journal import Journal
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "tests/fixtures/octokit-webhooks/examples.json"
 SECRET = "bench-listener-secret"  # noqa: S105 (a test secret for loopback only)
@@ -183,14 +185,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 
 def _journaled(state: Path) -> set[str]:
-    found = set()
-    path = state / "events.ndjson"
-    if path.exists():
-        with path.open() as journal:
-            for line in journal:
-                if line.endswith("\n"):
-                    found.add(json.loads(line)["id"])
-    return found
+    """The ids in the events journal, every rotated segment and the current file, read as serve
+    reads them (a torn last line, one being written now, is not counted yet)."""
+    return {str(entry["id"]) for entry in Journal(state / "events.ndjson").read()}
 
 
 def run_holon(

@@ -54,20 +54,36 @@ class _Stopper:
     def __init__(self) -> None:
         self.serve: Serve | None = None
         self.signalled = False
+        self._stopping = False  # inside `stopping.set()`, which a later signal must not re-enter
 
     def install(self) -> None:
         signal.signal(signal.SIGINT, self._handle)
         signal.signal(signal.SIGTERM, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.serve is not None:
-            self.serve.stopping.set()
-        if not self.signalled:
-            self.signalled = True
+        first, self.signalled = not self.signalled, True
+        # A signal can land while an earlier one's handler is inside `Event.set`, holding its
+        # lock (not reentrant): set again there, the handler would wait on itself for ever.
+        serve = self.serve
+        if serve is not None and not self._stopping and not serve.stopping.is_set():
+            self._stopping = True
+            try:
+                serve.stopping.set()
+            finally:
+                self._stopping = False
+        if first:
             raise KeyboardInterrupt
 
     def opened(self, serve: Serve) -> None:
         self.serve = serve
+
+    def unwound(self) -> None:
+        """The step has unwound or finished: its state is saved, nothing is left to stop.
+        Later signals are ignored from here on, also while the interpreter exits: Python puts
+        the default action back for the signals it handled as it shuts down, so a SIGTERM then
+        (the runner's, after its SIGINT) would kill the process and lose its exit code."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -109,12 +125,14 @@ def main(args: argparse.Namespace) -> int:
         step.finish_refused(env, str(exc))
         raise
     except KeyboardInterrupt:
+        stopper.unwound()
         raise Interrupted(
             "holon action: interrupted; the cleanup step settles what this step left"
         ) from None
     step.finish(env, result, _say)
     _report(result)
     step.mark_done(config)
+    stopper.unwound()  # finished: a cancel now has nothing to stop, the exit code stands
     return result.exit_code
 
 

@@ -221,6 +221,13 @@ def main(args: argparse.Namespace) -> int:
         repo=args.repo,
         listening=listen is not None,
     )
+    if options.agent_secrets:
+        # Read: the model keys are this process's from here on, for its runs' key proxies (given
+        # to each run explicitly, never inherited), and not readable by its agents (as `holon
+        # run` and `holon action` hold them: docs/security.md "The model key").
+        from holon.runner.model_keys import hold_model_keys
+
+        hold_model_keys()
     from holon.crashpoints import arm
     from holon.serve.build import build_serve
 

@@ -236,18 +236,35 @@ def test_a_dry_run_still_hands_off(tmp_path: Path) -> None:
     assert handoff["closure"]["closure_outcome"] == "continuable"
 
 
-SLOW_AGENT = "import time\ntime.sleep(120)\n"
+# An agent that says it started (the file named after it in its own text), then runs on.
+SLOW_AGENT = "import pathlib, time\npathlib.Path({started!r}).touch()\ntime.sleep(120)\n"
+
+
+def _cancel(proc: Any, deadline: float) -> tuple[str, str]:
+    """What the runner does on cancel: SIGINT, then SIGTERM while the step is still there.
+    SIGTERM is sent again and again until the process is gone, so the later signals land in
+    every phase of its exit: while it unwinds (they only ask the serve to stop), once it has
+    unwound and while the interpreter shuts down (ignored: the exit code stands)."""
+    import signal
+    import time
+
+    proc.send_signal(signal.SIGINT)
+    while proc.poll() is None and time.monotonic() < deadline:
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.005)
+    out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    return str(out), str(err)
 
 
 def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path: Path) -> None:
-    import signal
     import subprocess
     import sys
     import time
 
     step, repo = _solve_step(github_server, tmp_path)
     agent = tmp_path / "slow_agent.py"
-    agent.write_text(SLOW_AGENT)
+    started = tmp_path / "agent-started"
+    agent.write_text(SLOW_AGENT.format(started=str(started)))
     step.env["HOLON_AGENT"] = f"{sys.executable} {agent}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "holon", "action"],
@@ -256,16 +273,13 @@ def test_a_cancelled_step_still_settles_its_comment(github_server: Any, tmp_path
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not holon_comments(repo) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    # Cancelled mid-run: once the agent runs (its progress comment was written before it).
+    deadline = time.monotonic() + 120
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the agent never started"
     (progress,) = holon_comments(repo)  # the run started and said so
-    time.sleep(0.5)
-    # What the runner does on cancel: SIGINT, then SIGTERM.
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    out, err = _cancel(proc, time.monotonic() + 120)
     assert proc.returncode == 130, out + err
     assert "cleanup step settles" in err
     assert not (step.state_dir / DONE_MARKER).exists()
@@ -347,7 +361,8 @@ def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
     data = payload("pull_request", "opened", c=opened)
     step = Step(tmp_path / "s", "pull_request", data, server=github_server, workspace=workspace)
     agent = tmp_path / "slow_agent.py"
-    agent.write_text(SLOW_AGENT)
+    started = tmp_path / "agent-started"
+    agent.write_text(SLOW_AGENT.format(started=str(started)))
     step.env.update(
         HOLON_AGENT=f"{sys.executable} {agent}",
         HOLON_POLICY="holon-policy.yaml",
@@ -360,14 +375,15 @@ def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not repo.check_runs and time.monotonic() < deadline:
-        time.sleep(0.1)
+    # Cancelled mid-run: once the agent runs (its check run was started before it).
+    deadline = time.monotonic() + 120
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the agent never started"
     (check,) = repo.check_runs.values()
     assert check["status"] == "in_progress"
-    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, out + err
     done = step.run(HOLON_PHASE="cleanup")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -377,3 +393,35 @@ def _cancelled_review(github_server: Any, tmp_path: Path) -> None:
     (comment,) = repo.comments.values()
     assert "skill=github-review" in comment.body
     assert "userinterlude" in comment.body
+
+
+def test_a_signal_inside_the_stop_request_does_not_re_enter_it() -> None:
+    """The runner's SIGTERM can land while the SIGINT's handler is inside `Event.set`, holding
+    the event's lock (not reentrant): a handler setting it again there would wait on itself."""
+    import signal
+    import threading
+
+    import pytest
+
+    from holon.cli.action_cmd import _Stopper
+
+    stopper = _Stopper()
+
+    class Stopping(threading.Event):
+        inside = False
+
+        def set(self) -> None:
+            assert not self.inside, "stopping.set() re-entered: a deadlock on its lock"
+            self.inside = True
+            try:
+                stopper._handle(signal.SIGTERM, None)  # the next signal, delivered right here
+                super().set()
+            finally:
+                self.inside = False
+
+    serve: Any = type("Serve", (), {"stopping": Stopping()})()
+    stopper.opened(serve)
+    with pytest.raises(KeyboardInterrupt):
+        stopper._handle(signal.SIGINT, None)
+    assert serve.stopping.is_set()
+    stopper._handle(signal.SIGTERM, None)  # later ones: nothing more to do, nothing raised
