@@ -6,10 +6,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from holon.errors import Unavailable
-from holon.runner.record import ModelUsage
+
+if TYPE_CHECKING:
+    from holon.runner.record import ModelUsage
 
 
 @dataclass(frozen=True)
