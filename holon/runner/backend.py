@@ -48,6 +48,9 @@ class Execution:
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # the runtime itself failed (e.g. the engine went away), not the agent
     model_usage: ModelUsage | None = None  # what the host's key proxy metered, when there was one
+    # Work the backend left running once the agent was gone (docker: the container's removal),
+    # overlapping the judging: the runner waits for it before recording; returns its notes.
+    cleanup: Callable[[], list[str]] | None = None
 
 
 class Backend(Protocol):

@@ -105,6 +105,7 @@ class DockerBackend:
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
         self._client: Any = None
         self._image_config: dict[str, Any] = {}
+        self._removal: _Removal | None = None
 
     @property
     def client(self) -> Any:
@@ -123,6 +124,9 @@ class DockerBackend:
         return self._client
 
     def close(self) -> None:
+        if self._removal is not None:
+            self._removal.join()  # it uses the client
+            self._removal = None
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -273,6 +277,7 @@ class DockerBackend:
             ) from None
         notes: list[str] = []
         timed_out = False
+        exited = False
         error: str | None = None
         exit_code: int | None = None
         streamer: Any = None
@@ -318,6 +323,8 @@ class DockerBackend:
                 pump.join(timeout=_GRACE_SECONDS * 5)
                 if pump.is_alive():
                     notes.append("the agent's output stream did not end; run.log may be short")
+            # The agent exited on its own: its container's removal overlaps the judging.
+            exited = exit_code is not None and not timed_out and error is None
         except BaseException:
             with contextlib.suppress(*_sdk_errors()):
                 container.kill()
@@ -328,15 +335,43 @@ class DockerBackend:
             if streamer is not None:
                 with contextlib.suppress(*_sdk_errors(OSError)):
                     streamer.close()
-            try:
-                container.remove(force=True)
-            except _not_found():
-                pass
-            except _sdk_errors() as exc:
-                # The run itself is over and judged; a leftover container is worth a note, and
-                # its label lets an operator find it.
-                notes.append(f"could not remove container {container.id[:12]}: {_one_line(exc)}")
-        return Execution(exit_code, timed_out, started, ended, notes, error)
+            removal = self._removal = _Removal(container)
+            if not exited:
+                notes.extend(removal.join())
+        return Execution(
+            exit_code,
+            timed_out,
+            started,
+            ended,
+            notes,
+            error,
+            cleanup=removal.join if exited else None,
+        )
+
+
+class _Removal:
+    """`remove(force=True)` of the agent's container, in a thread; `join` gives its notes."""
+
+    def __init__(self, container: Any) -> None:
+        self._container = container
+        self._notes: list[str] = []
+        self._thread = threading.Thread(target=self._remove, name="holon-docker-rm", daemon=True)
+        self._thread.start()
+
+    def _remove(self) -> None:
+        try:
+            self._container.remove(force=True)
+        except _not_found():
+            pass
+        except _sdk_errors() as exc:
+            # The run itself is over; a leftover container is worth a note, and its label lets
+            # an operator find it.
+            cid = self._container.id[:12]
+            self._notes.append(f"could not remove container {cid}: {_one_line(exc)}")
+
+    def join(self) -> list[str]:
+        self._thread.join()
+        return list(self._notes)
 
 
 def _oom_killed(container: Any) -> bool:

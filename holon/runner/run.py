@@ -410,6 +410,8 @@ def _settle(
     if request.keep_workspace:
         found.notes.append(f"workspace kept at {snapshot.root}")
 
+    if execution.cleanup is not None:
+        found.notes.extend(execution.cleanup())
     result = RunResult(
         run_id=run_id,
         runtime=backend.name,
