@@ -246,3 +246,48 @@ def test_holon_action_imports_docker_when_a_skill_runs_in_a_container(
     assert backend is not None
     assert backend.depth == 0
     assert _first_import(modules, "docker") is not None
+
+
+# What `holon run --runtime docker` must not load before its agent starts, on the thread that
+# starts it: the docker SDK (with requests, urllib3 and ssl) loads in the engine preflight,
+# beside the snapshot's git work, and the run record's, closure's and manifest's models load
+# beside the running agent (holon/runner/run.py); the model key proxy only with a model key.
+LATER = (
+    "docker",
+    "requests",
+    "urllib3",
+    "holon.runner.record",
+    "holon.closure",
+    "holon.contract.manifest",
+    "holon.runner.model_proxy",
+    "holon.skills.resolve",
+)
+RUN_START = (
+    "import holon.cli.main, holon.cli.run_cmd, holon.runner, holon.contract.spec\n"
+    "from holon.runner.backend import BackendOptions, make_backend\n"
+    "make_backend('docker', BackendOptions(image='x'))\n"
+)
+
+
+def _later(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in LATER)
+
+
+def test_holon_run_loads_the_sdk_and_the_record_beside_the_work_not_before() -> None:
+    _, stderr = run_importtime(["-c", RUN_START])
+    modules = imported(stderr)
+    # The control: the listing holds the run's start (the docker backend made).
+    assert any(m.name == "holon.runner.docker_backend" for m in modules)
+    early = [chain(modules, i) for i, m in enumerate(modules) if _later(m.name)]
+    assert early == []
+
+
+def test_holon_run_help_imports_no_heavy_module() -> None:
+    stdout, stderr = run_importtime(["-m", "holon", "run", "--help"])
+    assert "--runtime" in stdout
+    modules = imported(stderr)
+    # The control: the run command's own imports are listed (importlib.import_module, which
+    # loads the command, is not itself reported by -X importtime).
+    assert any(m.name == "holon.cli._common" for m in modules)
+    assert heavy_imports(modules) == []
+    assert [m.name for m in modules if _later(m.name)] == []
