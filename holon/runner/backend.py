@@ -37,6 +37,10 @@ class Job:
     timeout: float
     log: LogSink  # the agent's stdout and stderr, streamed to Holon while it runs
     probe: bool = False  # append --probe to the agent's command (RFC-0002 section 3.6)
+    # Called once the agent is under the backend's control (its process started, its container
+    # made), so that an interruption from then on ends it: the runner loads what judging the
+    # run needs meanwhile, beside the agent.
+    on_start: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -285,6 +285,8 @@ class DockerBackend:
         output: Any = None
         started = datetime.now(UTC)
         try:
+            if job.on_start is not None:
+                job.on_start()
             streamer = self._streaming_client()
             try:
                 # Attached before the start, so not a byte is missed.

@@ -96,12 +96,23 @@ class _Removal:
             remove_tree(path)  # not shutil.rmtree: the agent chooses the depth of the workspace
 
 
-def _start_loading() -> threading.Thread:
-    """`_load_settling` in a thread; joined before the main thread imports any of it (two
-    threads importing one cycle of modules could each be handed the other's half-made one)."""
-    thread = threading.Thread(target=_load_quietly, name="holon-load", daemon=True)
-    thread.start()
-    return thread
+class _Loading:
+    """`_load_settling` in a thread, started once the agent runs (`Job.on_start`: not before,
+    so the main thread starts the agent, and takes hold of it, without competing for the
+    interpreter), and joined before the main thread imports any of it (two threads importing
+    one cycle of modules could each be handed the other's half-made one)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=_load_quietly, name="holon-load", daemon=True)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
 
 
 class RunRequest(BaseModel):
@@ -224,7 +235,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     ran = False
     out_fd: int | None = None
     log: AgentLog | None = None
-    loading: threading.Thread | None = None
+    loading = _Loading()
     removal = _Removal()
     kept = () if request.keep_workspace else (root,)
 
@@ -278,9 +289,9 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             timeout=request.effective_timeout(),
             log=log,
             probe=request.probe,
+            on_start=loading.start,
         )
         started = datetime.now(UTC)
-        loading = _start_loading()
         try:
             execution = backend.execute(job)
         except KeyboardInterrupt:
@@ -313,8 +324,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             _undo_output(output, created_output)
         raise
     finally:
-        if loading is not None:
-            loading.join()
+        loading.join()
         if log is not None:
             log.close()
             log.release()
