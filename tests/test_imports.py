@@ -5,7 +5,8 @@ Each command runs as a fresh process under `python -X importtime`, which lists e
 interpreter imports, at any depth; a top-level `import docker` (or `import github`, `import
 jinja2`) added to any module these commands load would show `docker` and its submodules there,
 and the test would name the chain that pulled it in. The detector itself is checked on a process
-that does import the docker backend, so a parser that finds nothing cannot pass silently.
+that imports the docker SDK (through the docker backend) and jinja2, so a parser that finds
+nothing cannot pass silently.
 
 `holon action` needs PyGithub (with a token it talks to GitHub) and jinja2 (it renders the step
 summary), but imports docker only when a skill runs with the docker runtime, and jinja2 only
@@ -102,10 +103,13 @@ def issue_comment(tmp_path: Path) -> Path:
 
 
 def test_the_detector_sees_a_heavy_import_and_its_chain() -> None:
-    _, stderr = run_importtime(["-c", "import holon.runner.docker_backend"])
+    # The docker backend imports the SDK when it first talks to the engine (its preflight);
+    # the skill prompt renderer imports jinja2 as a module import, which names the chain.
+    code = "import holon.skills.prompt, holon.runner.docker_backend as b; b._sdk_errors()"
+    _, stderr = run_importtime(["-c", code])
     found = heavy_imports(imported(stderr))
     assert any(c.startswith("docker ") or c == "docker" for c in found), found
-    assert any(c.endswith("<- holon.runner.docker_backend") for c in found), found
+    assert any(c.endswith("<- holon.skills.prompt") for c in found), found
 
 
 def test_holon_help_imports_no_heavy_module() -> None:
@@ -246,3 +250,48 @@ def test_holon_action_imports_docker_when_a_skill_runs_in_a_container(
     assert backend is not None
     assert backend.depth == 0
     assert _first_import(modules, "docker") is not None
+
+
+# What `holon run --runtime docker` must not load before its agent starts, on the thread that
+# starts it: the docker SDK (with requests, urllib3 and ssl) loads in the engine preflight,
+# beside the snapshot's git work, and the run record's, closure's and manifest's models load
+# beside the running agent (holon/runner/run.py); the model key proxy only with a model key.
+LATER = (
+    "docker",
+    "requests",
+    "urllib3",
+    "holon.runner.record",
+    "holon.closure",
+    "holon.contract.manifest",
+    "holon.runner.model_proxy",
+    "holon.skills.resolve",
+)
+RUN_START = (
+    "import holon.cli.main, holon.cli.run_cmd, holon.runner, holon.contract.spec\n"
+    "from holon.runner.backend import BackendOptions, make_backend\n"
+    "make_backend('docker', BackendOptions(image='x'))\n"
+)
+
+
+def _later(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in LATER)
+
+
+def test_holon_run_loads_the_sdk_and_the_record_beside_the_work_not_before() -> None:
+    _, stderr = run_importtime(["-c", RUN_START])
+    modules = imported(stderr)
+    # The control: the listing holds the run's start (the docker backend made).
+    assert any(m.name == "holon.runner.docker_backend" for m in modules)
+    early = [chain(modules, i) for i, m in enumerate(modules) if _later(m.name)]
+    assert early == []
+
+
+def test_holon_run_help_imports_no_heavy_module() -> None:
+    stdout, stderr = run_importtime(["-m", "holon", "run", "--help"])
+    assert "--runtime" in stdout
+    modules = imported(stderr)
+    # The control: the run command's own imports are listed (importlib.import_module, which
+    # loads the command, is not itself reported by -X importtime).
+    assert any(m.name == "holon.cli._common" for m in modules)
+    assert heavy_imports(modules) == []
+    assert [m.name for m in modules if _later(m.name)] == []

@@ -6,14 +6,15 @@ import argparse
 import math
 import os
 import shlex
-from typing import Any
-
-from pydantic import SecretStr
+from typing import TYPE_CHECKING, Any
 
 from holon.duration import parse_duration
 from holon.errors import InvalidInput
 from holon.jsonio import scrub
 from holon.size import parse_size
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,5 +148,7 @@ def env_values(names: list[str], flag: str = "--secret-env") -> list[str]:
 
 
 def secrets_from_env(names: list[str], flag: str = "--secret-env") -> dict[str, SecretStr]:
+    from pydantic import SecretStr  # loaded by the run anyway; not by `--help` or gateway
+
     values = env_values(names, flag)
     return {name: SecretStr(value) for name, value in zip(names, values, strict=True)}

@@ -13,6 +13,7 @@ from holon.errors import InvalidInput
 if TYPE_CHECKING:
     from holon.runner import RunRequest, RunResult
     from holon.skills.catalog import Skill
+    from holon.skills.config import RepoConfig
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -76,13 +77,17 @@ def _read_prompt(value: str | None, flag: str) -> str | None:
 
 def _skills(args: argparse.Namespace, spec_skills: list[str], workspace: Path) -> list[Skill]:
     """The run's skills: --skill > the repository config > the spec's metadata.skills > built in."""
-    from holon.skills.catalog import default_catalog
-    from holon.skills.config import load_config, repo_config
-    from holon.skills.resolve import resolve_skills
+    config: RepoConfig | None = None
+    if args.config:  # checked even when no skill is used: a bad config is the caller's error
+        from holon.skills.config import load_config
 
-    config = load_config(Path(args.config)) if args.config else None
+        config = load_config(Path(args.config))
     if not args.skill and not spec_skills:
         return []
+    from holon.skills.catalog import default_catalog
+    from holon.skills.config import repo_config
+    from holon.skills.resolve import resolve_skills
+
     if not workspace.is_dir():
         raise InvalidInput(f"workspace is not a directory: {workspace}")
     if config is None:

@@ -12,9 +12,12 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from holon.runner.record import LogInfo
 from holon.secrets import Redactor, StreamRedactor
+
+if TYPE_CHECKING:
+    from holon.runner.record import LogInfo
 
 DEFAULT_LOG_LIMIT = 16 * 1024 * 1024
 
@@ -80,6 +83,8 @@ class AgentLog:
                 self._file.write(chunk)
             self._tail.clear()
             self._file.flush()
+            from holon.runner.record import LogInfo
+
             self._info = LogInfo(
                 path=None,
                 bytes=self._total,

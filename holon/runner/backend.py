@@ -6,10 +6,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from holon.errors import Unavailable
-from holon.runner.record import ModelUsage
+
+if TYPE_CHECKING:
+    from holon.runner.record import ModelUsage
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class Job:
     timeout: float
     log: LogSink  # the agent's stdout and stderr, streamed to Holon while it runs
     probe: bool = False  # append --probe to the agent's command (RFC-0002 section 3.6)
+    # Called once the agent is under the backend's control (its process started, its container
+    # made), so that an interruption from then on ends it: the runner loads what judging the
+    # run needs meanwhile, beside the agent.
+    on_start: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,9 @@ class Execution:
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # the runtime itself failed (e.g. the engine went away), not the agent
     model_usage: ModelUsage | None = None  # what the host's key proxy metered, when there was one
+    # Work the backend left running once the agent was gone (docker: the container's removal),
+    # overlapping the judging: the runner waits for it before recording; returns its notes.
+    cleanup: Callable[[], list[str]] | None = None
 
 
 class Backend(Protocol):

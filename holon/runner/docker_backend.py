@@ -9,7 +9,8 @@ which arrive on a unix socket mounted at `/holon/proxy`; such a run has no netwo
 The container runs as the invoking user so files in the output belong to them (and it can reach
 the proxy's private socket), and it is removed afterwards whatever happened. Its output is
 streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker SDK
-types and exceptions stay inside this module.
+types and exceptions stay inside this module; the SDK itself (with requests, urllib3 and ssl) is
+imported on first use, by the preflight, which runs beside the snapshot (`run.py`).
 """
 
 from __future__ import annotations
@@ -20,12 +21,7 @@ import os
 import threading
 import time
 from datetime import UTC, datetime
-from typing import Any
-
-import docker
-import requests
-from docker.errors import DockerException, ImageNotFound, NotFound
-from docker.types import LogConfig, Mount
+from typing import TYPE_CHECKING, Any, cast
 
 from holon.contract.layout import (
     CONTAINER_LAYOUT,
@@ -36,8 +32,10 @@ from holon.contract.layout import (
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
 from holon.runner.model_keys import proxy_model_keys
-from holon.runner.model_proxy import ModelProxy
 from holon.size import parse_size
+
+if TYPE_CHECKING:
+    from holon.runner.model_proxy import ModelProxy
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
 RUN_LABEL = "holon.run_id"
@@ -64,6 +62,27 @@ def _memory_limit(value: str | None) -> int | None:
     return size
 
 
+def _sdk_errors(*also: type[Exception]) -> tuple[type[Exception], ...]:
+    """The exceptions a failed engine call raises, and `also` (an `except` clause evaluates this
+    only when an exception propagates, so the SDK is not imported for it)."""
+    import requests
+    from docker.errors import DockerException
+
+    return (DockerException, requests.RequestException, *also)
+
+
+def _read_timeout() -> type[Exception]:
+    import requests
+
+    return requests.exceptions.ReadTimeout
+
+
+def _not_found() -> type[Exception]:
+    from docker.errors import NotFound
+
+    return cast(type[Exception], NotFound)
+
+
 def _one_line(exc: Exception) -> str:
     text = getattr(exc, "explanation", None) or str(exc)
     return str(text).strip().splitlines()[0] if str(text).strip() else exc.__class__.__name__
@@ -86,6 +105,7 @@ class DockerBackend:
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
         self._client: Any = None
         self._image_config: dict[str, Any] = {}
+        self._removal: _Removal | None = None
 
     @property
     def client(self) -> Any:
@@ -94,19 +114,26 @@ class DockerBackend:
             if host.startswith("unix://") and not os.path.exists(host.removeprefix("unix://")):
                 # Checked here because the SDK leaks the socket of a failed unix connect.
                 raise Unavailable(f"Docker engine not reachable: no socket at {host[7:]}")
+            import docker
+
             try:
                 # from_env asks the engine for its API version: that is the reachability check.
                 self._client = docker.from_env()
-            except (DockerException, requests.RequestException) as exc:
+            except _sdk_errors() as exc:
                 raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
         return self._client
 
     def close(self) -> None:
+        if self._removal is not None:
+            self._removal.join()  # it uses the client
+            self._removal = None
         if self._client is not None:
             self._client.close()
             self._client = None
 
     def preflight(self) -> None:
+        from docker.errors import ImageNotFound
+
         try:
             if self.options.pull == "always":
                 self.client.images.pull(self.image)
@@ -119,7 +146,7 @@ class DockerBackend:
                         "(build or load it first, or pass --pull missing)"
                     ) from None
                 image = self.client.images.pull(self.image)
-        except (DockerException, requests.RequestException) as exc:
+        except _sdk_errors() as exc:
             raise Unavailable(f"image {self.image!r} unavailable: {_one_line(exc)}") from None
         self._image_config = image.attrs.get("Config") or {}
         self._check_cpus()
@@ -130,7 +157,7 @@ class DockerBackend:
             return
         try:
             available = int(self.client.info().get("NCPU") or 0)
-        except (DockerException, requests.RequestException, ValueError, TypeError):
+        except _sdk_errors(ValueError, TypeError):
             return  # the create call still checks
         if available and self.options.cpus > available:
             raise InvalidInput(
@@ -148,12 +175,13 @@ class DockerBackend:
             return {"command": ["--probe"]}
         return {"command": [*(self._image_config.get("Cmd") or []), "--probe"]}
 
-    def _network(self, proxied: bool) -> dict[str, Any]:
+    def _network(self, proxied: bool) -> tuple[str, dict[str, Any] | None]:
+        """The container's network mode and, for a named network, its endpoint config."""
         # A proxied agent reaches its model through the socket: it needs no network of its own.
         network = self.options.network or ("none" if proxied else "bridge")
         if network in _SPECIAL_NETWORKS:
-            return {"network_mode": network}
-        return {"network": network}
+            return network, None
+        return network, {"EndpointsConfig": {network: {}}}
 
     def _limits(self) -> dict[str, Any]:
         limits: dict[str, Any] = {}
@@ -165,11 +193,60 @@ class DockerBackend:
 
     def _streaming_client(self) -> Any:
         # The agent may be silent for longer than any client timeout: the output stream has none.
-        # A separate client, so the main one keeps its timeouts for everything else.
+        # A separate client, so the main one keeps its timeouts for everything else; it speaks
+        # the API version the main one negotiated, so it costs no round trip of its own.
+        import docker
+
         try:
-            return docker.from_env(timeout=None)
-        except (DockerException, requests.RequestException) as exc:
+            return docker.from_env(timeout=None, version=self.client.api.api_version)
+        except _sdk_errors() as exc:
             raise Unavailable(f"Docker engine not reachable: {_one_line(exc)}") from None
+
+    def _create(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Any:
+        """The agent's container, created (one call: the SDK's `containers.create` would
+        inspect it afterwards, a round trip nothing here reads)."""
+        from docker.types import LogConfig, Mount
+
+        paths = job.paths
+        mounts = [
+            Mount(str(CONTAINER_LAYOUT.input), str(paths.input), type="bind", read_only=True),
+            Mount(str(CONTAINER_LAYOUT.workspace), str(paths.workspace), type="bind"),
+            Mount(str(CONTAINER_LAYOUT.output), str(paths.output), type="bind"),
+        ]
+        if paths.git_objects is not None:
+            mounts.append(
+                Mount(CONTAINER_GIT_OBJECTS, str(paths.git_objects), type="bind", read_only=True)
+            )
+        if proxy is not None and proxy.directory is not None:
+            # Read-only: connecting to a socket needs no write access to the mount, and the
+            # agent can neither replace the socket nor leave files there.
+            mounts.append(
+                Mount(CONTAINER_PROXY_DIR, str(proxy.directory), type="bind", read_only=True)
+            )
+        env.update(CONTAINER_LAYOUT.env())
+        env[ENV_RUN_ID] = job.run_id
+        network_mode, networking = self._network(proxy is not None)
+        api = self.client.api
+        host_config = api.create_host_config(
+            mounts=mounts,
+            security_opt=["no-new-privileges"],
+            # Holon streams the output itself; the engine keeps no copy (nor rotates one away).
+            log_config=LogConfig(type="none"),
+            network_mode=network_mode,
+            **self._limits(),
+        )
+        made = api.create_container(
+            self.image,
+            environment=env,
+            user=self.user,
+            working_dir=str(CONTAINER_LAYOUT.workspace),
+            labels={RUN_LABEL: job.run_id},
+            detach=True,
+            host_config=host_config,
+            networking_config=networking,
+            **self._command(job.probe),
+        )
+        return self.client.containers.prepare_model({"Id": made["Id"]})
 
     def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
         """The container's model keys kept on the host behind the run's key proxy."""
@@ -192,47 +269,15 @@ class DockerBackend:
         )
 
     def _execute(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Execution:
-        paths = job.paths
-        mounts = [
-            Mount(str(CONTAINER_LAYOUT.input), str(paths.input), type="bind", read_only=True),
-            Mount(str(CONTAINER_LAYOUT.workspace), str(paths.workspace), type="bind"),
-            Mount(str(CONTAINER_LAYOUT.output), str(paths.output), type="bind"),
-        ]
-        if paths.git_objects is not None:
-            mounts.append(
-                Mount(CONTAINER_GIT_OBJECTS, str(paths.git_objects), type="bind", read_only=True)
-            )
-        if proxy is not None and proxy.directory is not None:
-            # Read-only: connecting to a socket needs no write access to the mount, and the
-            # agent can neither replace the socket nor leave files there.
-            mounts.append(
-                Mount(CONTAINER_PROXY_DIR, str(proxy.directory), type="bind", read_only=True)
-            )
-        env.update(CONTAINER_LAYOUT.env())
-        env[ENV_RUN_ID] = job.run_id
-        limits = self._limits()
         try:
-            container = self.client.containers.create(
-                self.image,
-                environment=env,
-                mounts=mounts,
-                user=self.user,
-                working_dir=str(CONTAINER_LAYOUT.workspace),
-                labels={RUN_LABEL: job.run_id},
-                security_opt=["no-new-privileges"],
-                # Holon streams the output itself; the engine keeps no copy (nor rotates one away).
-                log_config=LogConfig(type="none"),
-                detach=True,
-                **self._command(job.probe),
-                **self._network(proxy is not None),
-                **limits,
-            )
-        except (DockerException, requests.RequestException) as exc:
+            container = self._create(job, env, proxy)
+        except _sdk_errors() as exc:
             raise InvalidInput(
                 f"docker could not create the agent container: {_one_line(exc)}"
             ) from None
         notes: list[str] = []
         timed_out = False
+        exited = False
         error: str | None = None
         exit_code: int | None = None
         streamer: Any = None
@@ -240,6 +285,8 @@ class DockerBackend:
         output: Any = None
         started = datetime.now(UTC)
         try:
+            if job.on_start is not None:
+                job.on_start()
             streamer = self._streaming_client()
             try:
                 # Attached before the start, so not a byte is missed.
@@ -247,7 +294,7 @@ class DockerBackend:
                 pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
                 pump.start()
                 container.start()
-            except (DockerException, requests.RequestException) as exc:
+            except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
             clock = time.monotonic()
             try:
@@ -258,9 +305,9 @@ class DockerBackend:
                         "the agent's container was killed by its memory limit "
                         f"(OOM, --memory {self.options.memory})"
                     )
-            except requests.exceptions.ReadTimeout:
+            except _read_timeout():
                 timed_out = True
-            except (DockerException, requests.RequestException) as exc:
+            except _sdk_errors() as exc:
                 # A read timeout can surface as a ConnectionError; the clock tells them apart.
                 if time.monotonic() - clock >= job.timeout:
                     timed_out = True
@@ -269,34 +316,64 @@ class DockerBackend:
             if timed_out or error is not None:
                 try:
                     container.stop(timeout=_GRACE_SECONDS)
-                except NotFound:
+                except _not_found():
                     pass
-                except (DockerException, requests.RequestException) as exc:
+                except _sdk_errors() as exc:
                     notes.append(f"could not stop container {container.id[:12]}: {_one_line(exc)}")
             ended = datetime.now(UTC)
             if pump is not None:
                 pump.join(timeout=_GRACE_SECONDS * 5)
                 if pump.is_alive():
                     notes.append("the agent's output stream did not end; run.log may be short")
+            # The agent exited on its own: its container's removal overlaps the judging.
+            exited = exit_code is not None and not timed_out and error is None
         except BaseException:
-            with contextlib.suppress(DockerException, requests.RequestException):
+            with contextlib.suppress(*_sdk_errors()):
                 container.kill()
             raise
         finally:
             if output is not None:
                 _close_stream(output)
             if streamer is not None:
-                with contextlib.suppress(DockerException, requests.RequestException, OSError):
+                with contextlib.suppress(*_sdk_errors(OSError)):
                     streamer.close()
-            try:
-                container.remove(force=True)
-            except NotFound:
-                pass
-            except (DockerException, requests.RequestException) as exc:
-                # The run itself is over and judged; a leftover container is worth a note, and
-                # its label lets an operator find it.
-                notes.append(f"could not remove container {container.id[:12]}: {_one_line(exc)}")
-        return Execution(exit_code, timed_out, started, ended, notes, error)
+            removal = self._removal = _Removal(container)
+            if not exited:
+                notes.extend(removal.join())
+        return Execution(
+            exit_code,
+            timed_out,
+            started,
+            ended,
+            notes,
+            error,
+            cleanup=removal.join if exited else None,
+        )
+
+
+class _Removal:
+    """`remove(force=True)` of the agent's container, in a thread; `join` gives its notes."""
+
+    def __init__(self, container: Any) -> None:
+        self._container = container
+        self._notes: list[str] = []
+        self._thread = threading.Thread(target=self._remove, name="holon-docker-rm", daemon=True)
+        self._thread.start()
+
+    def _remove(self) -> None:
+        try:
+            self._container.remove(force=True)
+        except _not_found():
+            pass
+        except _sdk_errors() as exc:
+            # The run itself is over; a leftover container is worth a note, and its label lets
+            # an operator find it.
+            cid = self._container.id[:12]
+            self._notes.append(f"could not remove container {cid}: {_one_line(exc)}")
+
+    def join(self) -> list[str]:
+        self._thread.join()
+        return list(self._notes)
 
 
 def _oom_killed(container: Any) -> bool:
@@ -305,12 +382,12 @@ def _oom_killed(container: Any) -> bool:
     try:
         container.reload()
         return bool(container.attrs.get("State", {}).get("OOMKilled"))
-    except (DockerException, requests.RequestException, AttributeError):
+    except _sdk_errors(AttributeError):
         return False  # unknown: the exit status still fails the run
 
 
 def _close_stream(output: Any) -> None:
-    with contextlib.suppress(OSError, DockerException):
+    with contextlib.suppress(*_sdk_errors(OSError)):
         output.close()
     # CancellableStream.close shuts the socket but leaves the response's file object open
     # (docker SDK 7.x), which keeps the descriptor alive until garbage collection.
@@ -329,5 +406,5 @@ def _pump(output: Any, job: Job, notes: list[str]) -> None:
         # The stream was closed under the read: the run ended while the container still ran
         # (the engine lost, the container not stopped); a crash of this thread helps nobody.
         notes.append("the agent's output stream was closed before it ended; run.log may be short")
-    except (DockerException, requests.RequestException, OSError) as exc:
+    except _sdk_errors(OSError) as exc:
         notes.append(f"the agent's output stream broke: {_one_line(exc)}; run.log may be short")

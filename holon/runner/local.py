@@ -117,6 +117,8 @@ class LocalBackend:
             pump.start()
             timed_out = False
             try:
+                if job.on_start is not None:
+                    job.on_start()
                 proc.wait(timeout=job.timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True

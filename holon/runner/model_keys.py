@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import MutableMapping
+from typing import TYPE_CHECKING
 
 from holon.contract.layout import ENV_MODEL_PROVIDER, ENV_MODEL_PROXY, ENV_MODEL_PROXY_OPENAI_ITSELF
 from holon.errors import Unavailable
 from holon.key_custody import hold_secrets
 from holon.runner.backend import BackendOptions
-from holon.runner.model_proxy import ModelProxy
 from holon.runner.model_routes import BASE_URLS, MODEL_KEYS, agent_env, routes_for
+
+if TYPE_CHECKING:
+    from holon.runner.model_proxy import ModelProxy
 
 ENV_ENGINE = "HOLON_ENGINE"
 # Holon's agent engines that drive a vendor CLI: they reach their model with the key themselves
@@ -55,6 +58,8 @@ def proxy_model_keys(
     # The proxy's settings now, not the agent's (a base URL may carry credentials of its own).
     run_env = {v: env.pop(v) for k, v in BASE_URLS.items() if k in keys and v in env}
     routes = routes_for(keys, run_env, os.environ)
+    from holon.runner.model_proxy import ModelProxy  # an HTTP client and server: only when used
+
     proxy = ModelProxy(routes, token_cap=options.model_tokens)
     try:
         proxy.start()

@@ -16,11 +16,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from holon.contract.layout import MANIFEST_FILE, PATCH_FILE
-from holon.contract.manifest import Manifest, ManifestError, parse_manifest
-from holon.contract.spec import ArtifactSpec
 from holon.errors import HolonError
 from holon.fsutil import (
     NotRegular,
@@ -32,8 +30,13 @@ from holon.fsutil import (
     remove_at,
 )
 from holon.runner.binary_patch import with_binary_contents
-from holon.runner.record import PatchInfo
 from holon.secrets import Redactor, StreamRedactor
+
+if TYPE_CHECKING:
+    # The models load when the agent is done (run.py loads them while it runs), not before.
+    from holon.contract.manifest import Manifest
+    from holon.contract.spec import ArtifactSpec
+    from holon.runner.record import PatchInfo
 
 MANIFEST_LIMIT = 8 * 1024 * 1024
 _CHUNK = 1024 * 1024
@@ -86,6 +89,8 @@ class OutputDir:
         return place_at(self.fd, name, chunks)
 
     def read_manifest(self) -> tuple[Manifest | None, str | None]:
+        from holon.contract.manifest import ManifestError, parse_manifest
+
         try:
             raw = read_regular_at(self.fd, MANIFEST_FILE, MANIFEST_LIMIT)
         except FileNotFoundError:
@@ -182,6 +187,8 @@ def collect_patch(
     the value of a forwarded secret (it would be published), in its text or in a binary file's
     contents (`binary_patch`). A refused patch is the agent's work
     dropped, so it is a violation: the run fails rather than succeed without it."""
+    from holon.runner.record import PatchInfo
+
     st = lstat_at(out.fd, PATCH_FILE)
     if st is not None and stat.S_ISREG(st.st_mode):
         source: Literal["agent", "runner"] = "agent"

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from holon.contract.spec import Spec
-from holon.runner.record import RunResult
 from holon.runner.run import RunRequest, run
+
+if TYPE_CHECKING:
+    from holon.runner.record import RunResult
 
 PROBE_SPEC = Spec.model_validate(
     {"version": "v1", "kind": "Holon", "goal": {"description": "probe: readiness check only"}}

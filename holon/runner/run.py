@@ -8,18 +8,20 @@ behind; once the agent has run, the output directory holds its artifacts plus th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
+import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from holon.closure.derive import derive_closure
-from holon.closure.record import ClosureRecord
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
@@ -34,19 +36,83 @@ from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
 from holon.fsutil import open_dir, remove_tree
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
-from holon.runner.artifacts import check_skill_artifacts, unmet_requirements
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
-from holon.runner.evidence import evidence_of_run
-from holon.runner.output_redaction import context_tokens, redact_output_files
 from holon.runner.outputs import Findings, OutputDir, collect_patch
-from holon.runner.record import RunResult, SnapshotInfo, judge
-from holon.runner.redaction import redact_record
 from holon.runner.skills import SkillBundle, bundle, write_bundles
-from holon.runner.snapshot import Snapshot, take_snapshot
+from holon.runner.snapshot import OBJECTS_LINK, Snapshot, take_snapshot
 from holon.secrets import Redactor
 from holon.skills.catalog import Skill
 
+if TYPE_CHECKING:
+    from holon.runner.record import RunResult
+
 DEFAULT_TIMEOUT = 30 * 60.0
+
+
+def _load_settling() -> None:
+    """Import what judging and recording a run needs (the record's models, the closure's,
+    the manifest's): done beside the agent, while the main thread waits for it, not after."""
+    import holon.closure.derive
+    import holon.runner.artifacts
+    import holon.runner.evidence
+    import holon.runner.output_redaction
+    import holon.runner.record
+    import holon.runner.redaction  # noqa: F401
+
+
+def _load_quietly() -> None:
+    # A failure here is raised again, where it belongs, by the main thread's own import.
+    with contextlib.suppress(Exception):
+        _load_settling()
+
+
+class _Removal:
+    """The run's directories removed in a thread while the run is settled: each part as soon as
+    nothing reads it any more (the agent has stopped: nothing writes there either). `finish`
+    waits for that and removes whatever is left, so the run still ends with them gone."""
+
+    def __init__(self) -> None:
+        self._last: threading.Thread | None = None
+
+    def start(self, *paths: Path) -> None:
+        # One after the other: two walks of one tree would trip over each other's removals.
+        thread = threading.Thread(
+            target=self._remove, args=(self._last, paths), name="holon-remove", daemon=True
+        )
+        thread.start()
+        self._last = thread
+
+    @staticmethod
+    def _remove(before: threading.Thread | None, paths: tuple[Path, ...]) -> None:
+        if before is not None:
+            before.join()
+        for path in paths:
+            remove_tree(path)
+
+    def finish(self, *paths: Path) -> None:
+        if self._last is not None:
+            self._last.join()
+        for path in paths:
+            remove_tree(path)  # not shutil.rmtree: the agent chooses the depth of the workspace
+
+
+class _Loading:
+    """`_load_settling` in a thread, started once the agent runs (`Job.on_start`: not before,
+    so the main thread starts the agent, and takes hold of it, without competing for the
+    interpreter), and joined before the main thread imports any of it (two threads importing
+    one cycle of modules could each be handed the other's half-made one)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=_load_quietly, name="holon-load", daemon=True)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
 
 
 class RunRequest(BaseModel):
@@ -169,6 +235,19 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     ran = False
     out_fd: int | None = None
     log: AgentLog | None = None
+    loading = _Loading()
+    removal = _Removal()
+    kept = () if request.keep_workspace else (root,)
+
+    def agent_done() -> None:
+        # What the agent was given (the input, the borrowed objects) goes while it is judged.
+        if not request.keep_workspace:
+            removal.start(root / "input", root / OBJECTS_LINK)
+
+    def patch_taken() -> None:
+        # The snapshot and the runner's state go once the patch is taken.
+        removal.start(private, *kept)
+
     try:
         # The engine check and the snapshot copy are independent; overlapping them saves start-up.
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -210,6 +289,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             timeout=request.effective_timeout(),
             log=log,
             probe=request.probe,
+            on_start=loading.start,
         )
         started = datetime.now(UTC)
         try:
@@ -218,17 +298,33 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             ran = True
             notes = ["interrupted by the user"]
             interrupted = Execution(None, False, started, datetime.now(UTC), notes)
+            agent_done()
+            loading.join()
             _settle(
-                request, backend, run_id, snapshot, out, log, interrupted, "interrupted", bundles
+                request,
+                backend,
+                run_id,
+                snapshot,
+                out,
+                log,
+                interrupted,
+                "interrupted",
+                bundles,
+                patch_taken,
             )
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
-        return _settle(request, backend, run_id, snapshot, out, log, execution, None, bundles)
+        agent_done()
+        loading.join()
+        return _settle(
+            request, backend, run_id, snapshot, out, log, execution, None, bundles, patch_taken
+        )
     except BaseException:
         if not ran:
             _undo_output(output, created_output)
         raise
     finally:
+        loading.join()
         if log is not None:
             log.close()
             log.release()
@@ -236,10 +332,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             os.close(out_fd)
         if owned:
             backend.close()
-        # Not shutil.rmtree: it recurses, and the agent chooses the depth of the workspace.
-        remove_tree(private)
-        if not request.keep_workspace:
-            remove_tree(root)
+        removal.finish(private, *kept)
 
 
 def _undo_output(output: Path, created: bool) -> None:
@@ -264,7 +357,16 @@ def _settle(
     execution: Execution,
     forced_status: str | None,
     bundles: list[SkillBundle],
+    patch_taken: Callable[[], None],
 ) -> RunResult:
+    from holon.closure.derive import derive_closure
+    from holon.closure.record import ClosureRecord
+    from holon.runner.artifacts import check_skill_artifacts, unmet_requirements
+    from holon.runner.evidence import evidence_of_run
+    from holon.runner.output_redaction import context_tokens, redact_output_files
+    from holon.runner.record import RunResult, SnapshotInfo, judge
+    from holon.runner.redaction import redact_record
+
     output = out.path
     found = Findings(notes=list(execution.notes))
     secrets = _secret_redactors(request)
@@ -285,6 +387,7 @@ def _settle(
             raise
 
     patch = collect_patch(out, runner_patch, secrets, found)
+    patch_taken()
     # The output directory is published (the runs artifact): no forwarded value in any form.
     shown = context_tokens(request.context, request.spec.to_yaml())  # what it may say again
     replaced = redact_output_files(out.fd, _all_secrets(request), also=shown)
@@ -318,6 +421,8 @@ def _settle(
     if request.keep_workspace:
         found.notes.append(f"workspace kept at {snapshot.root}")
 
+    if execution.cleanup is not None:
+        found.notes.extend(execution.cleanup())
     result = RunResult(
         run_id=run_id,
         runtime=backend.name,

@@ -168,19 +168,22 @@ def test_bad_memory_from_a_library_caller_is_invalid_input(
 
 
 def test_engine_keeps_no_log_of_its_own(
-    agent_image: str, docker_client: Any, make_repo: Callable[..., Path], tmp_path: Path
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     backend = DockerBackend(BackendOptions(image=agent_image))
     created: list[Any] = []
-    real_create = docker_client.containers.create
+    real_create = docker_client.api.create_container
 
-    class Spy:
-        def create(self, *args: Any, **kwargs: Any) -> Any:
-            created.append(kwargs)
-            return real_create(*args, **kwargs)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        created.append(kwargs)
+        return real_create(*args, **kwargs)
 
-    backend._client = type("C", (), {"containers": Spy(), "images": docker_client.images})()
-    backend._client.close = lambda: None
+    backend._client = docker_client
+    monkeypatch.setattr(docker_client.api, "create_container", spy)
     result = run(_request(agent_image, "success", make_repo(), tmp_path / "out"), backend=backend)
     assert result.status == "completed"
-    assert created[0]["log_config"]["Type"] == "none"
+    assert created[0]["host_config"]["LogConfig"]["Type"] == "none"
