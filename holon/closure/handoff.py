@@ -63,7 +63,9 @@ class HandoffContext(BaseModel):
     artifacts: list[ArtifactLink] = Field(default_factory=list)
     state: list[str] = Field(default_factory=list, description="Recorded state, e.g. ids.")
     details: str | None = Field(default=None, description="Untrusted block: a log excerpt.")
-    retry_command: str = "/holon solve"
+    retry_command: str | None = Field(
+        default=None, description="The command that runs the work again (None: the skill's own)."
+    )
     interrupted_by: str | None = None
     recheck_at: datetime | None = None
 
@@ -98,8 +100,21 @@ class Handoff(BaseModel):
         return self
 
 
+# The command a maintainer comments to run each skill again (a pr-fix is never restarted by
+# `/holon solve`, which would open a second pull request).
+RETRY_BY_SKILL = {
+    "github-issue-solve": "/holon solve",
+    "github-pr-fix": "/holon fix",
+    "github-review": "/holon review",
+}
+
+
+def retry_command_of(ctx: HandoffContext) -> str:
+    return ctx.retry_command or RETRY_BY_SKILL.get(ctx.skill or "", "/holon solve")
+
+
 def _next_step(closure: Closure, report: Report, ctx: HandoffContext) -> NextStep | None:
-    retry = f"comment {ctx.retry_command}"
+    retry = f"comment {retry_command_of(ctx)}"
     match report.headline:
         case "finished":
             return NextStep(owner="maintainer", action="Review the result and merge or close it.")

@@ -236,3 +236,24 @@ def test_question_with_a_softener_phrase_is_quoted_whole() -> None:
     for fmt in FORMATS:
         text = render_handoff(handoff, fmt)  # type: ignore[arg-type]
         assert asked.replace(",", "") in text.replace("\\", "").replace(",", "")
+
+
+@pytest.mark.parametrize(
+    ("skill", "command"),
+    [
+        ("github-issue-solve", "/holon solve"),
+        ("github-pr-fix", "/holon fix"),
+        ("github-review", "/holon review"),
+        (None, "/holon solve"),
+    ],
+)
+@pytest.mark.parametrize("name", ["failed_run", "question", "user_stop"])
+def test_the_next_step_names_the_command_that_runs_the_skill_again(
+    name: str, skill: str | None, command: str
+) -> None:
+    handoff = _handoff(name, skill=skill)
+    assert handoff.next is not None
+    assert f"comment {command} to" in handoff.next.action
+    chosen = _handoff(name, skill=skill, retry_command="/holon go")
+    assert chosen.next is not None
+    assert "comment /holon go to" in chosen.next.action
