@@ -36,7 +36,6 @@ CASES = [
     "github:POST git/refs:after",
     "github:POST pulls:before",
     "github:POST pulls:after",
-    "github:PATCH issues/comments/{n}:after#2",
     "after_effect_before_journal",
     "after_journal_before_state",
     "after_effect_before_journal#2",

@@ -48,8 +48,6 @@ STORY: list[tuple[str, str]] = [
     ("GET", "pulls/get"),
     ("GET", "pulls/list-commits"),
     ("GET", "checks/list-for-ref"),
-    ("PATCH", "issues/update-comment"),
-    ("PATCH", "checks/update"),
     ("GET", "pulls/get"),
     ("GET", "issues/get-comment"),
     ("GET", "pulls/get"),
