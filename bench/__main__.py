@@ -32,6 +32,7 @@ SUITE: tuple[tuple[str, list[str], list[str]], ...] = (
     ("closure", ["--quick"], []),
     ("gateway", [], []),
     ("serve", ["--skip-million"], []),
+    ("storm", [], []),
     ("decider", [], []),
     ("agent", [], []),
     ("proxy", [], []),

@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ TARGET = 0.75
 LINEAR_SLACK = 1.25
 CHECKPOINT_EVERY = 1000
 MAX_STATE_BYTES = 5 * 1024 * 1024
+LABELED_FROM = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _example(examples: dict[str, list[dict[str, Any]]], event: str, action: str | None) -> Any:
@@ -59,7 +61,10 @@ def make_replay(path: Path, count: int, *, light: bool = False) -> None:
                 event = "issue_comment"
             elif kind == "label":
                 payload = json.loads(json.dumps(label))
-                payload["issue"]["updated_at"] = f"2026-01-01T00:00:{i % 60:02d}Z#{i}"
+                # A distinct, valid time each (the gateway refuses a malformed one: an earlier
+                # `...Z#{i}` made every label a broken line that never reached the controller).
+                at = LABELED_FROM + timedelta(seconds=i)
+                payload["issue"]["updated_at"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
                 event = "issues"
             elif kind == "suite":
                 payload = json.loads(json.dumps(suite))

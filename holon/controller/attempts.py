@@ -22,7 +22,6 @@ from holon.controller import frozen
 from holon.controller.effect_waits import follow_effect_wait
 from holon.controller.follow_ups import queue_record, settled_run
 from holon.controller.journals import decision_entry
-from holon.controller.ledger import sort_key
 from holon.controller.pass_report import Pass
 from holon.controller.remembering import remember_result
 from holon.controller.spending import record_spend
@@ -58,8 +57,7 @@ def perform(p: Pass, intent: ActionIntent, env: EventEnvelope) -> None:
 
 def unit_trigger(p: Pass, subject: str) -> dict[str, Any] | None:
     """The trigger of the subject's latest work that has one (what a continuation continues)."""
-    found = [r for r in p.ledger.intent_records(subject) if isinstance(r.data.get("trigger"), dict)]
-    return dict(max(found, key=sort_key).data["trigger"]) if found else None
+    return p.ledger.latest_trigger(subject)
 
 
 def intent_data(

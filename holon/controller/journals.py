@@ -35,12 +35,16 @@ class Journals:
 
 
 def event_entry(env: EventEnvelope, at: datetime) -> dict[str, Any]:
+    # The payload is JSON already (a delivery's, or one Holon built of JSON values): it goes
+    # into the line as it is, not copied through the model first (the bulk of an event's line).
+    envelope = env.model_dump(mode="json", exclude={"payload"})
+    envelope["payload"] = env.payload
     return {
         "id": env.id,
         "at": at.isoformat(),
         "type": env.type,
         "dedupe_key": env.dedupe_key,
-        "envelope": env.model_dump(mode="json"),
+        "envelope": envelope,
     }
 
 

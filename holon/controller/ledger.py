@@ -2,13 +2,23 @@
 
 Keeps an index from subject to its intent and wait records so each event costs work proportional
 to its subject, not to the whole history. Also builds a subject's closure evidence.
+
+A subject's index is bounded too, so a long history on ONE subject (a comment storm on an issue)
+does not make each of its decisions slower: it keeps every unsettled intent, every intent of the
+current unit of work (`current_unit`), and the newest `MAX_SETTLED_PER_SUBJECT` other settled
+ones. What the guardrails ask of older settled intents (did a skill run on a head, when did the
+last automatic run end, what was the latest trigger) is folded into a small per-subject summary
+as they leave the index (`_Past`), so the answers stay the same; the records themselves stay in
+the state (pruned by `state.model.prune`) and their results in the journals.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +43,39 @@ from holon.gateway.continuation import REACTIVATION
 from holon.state.model import Record, ServeState
 
 SETTLED = ("succeeded", "failed", "refused", "expired", "cancelled")
+# Settled intents outside the current unit a subject's index keeps, newest (see the docstring).
+MAX_SETTLED_PER_SUBJECT = 64
+# (skill, head) pairs of runs that left a subject's index remembered as having run (oldest go).
+MAX_PAST_RUNS = 64
+
+
+@dataclass
+class _Past:
+    """What a subject's settled intents that left its index still tell the guardrails."""
+
+    ran: dict[tuple[str, str], None] = dataclasses.field(default_factory=dict)  # (skill, head sha)
+    last_automatic: datetime | None = None
+    # The latest (by `sort_key`) trigger among them: (its sort key, the trigger).
+    trigger: tuple[tuple[datetime, str], dict[str, Any]] | None = None
+
+    def fold(self, record: Record) -> None:
+        data = record.data
+        skill, sha = data.get("skill"), data.get("head_sha")
+        if skill and sha and record.status == "succeeded" and not data.get("withheld"):
+            pair = (str(skill), str(sha))
+            self.ran.pop(pair, None)
+            self.ran[pair] = None
+            while len(self.ran) > MAX_PAST_RUNS:
+                del self.ran[next(iter(self.ran))]
+        if skill and data.get("automatic"):
+            at = record.updated_at
+            last = self.last_automatic
+            self.last_automatic = at if last is None else max(last, at)
+        trigger = data.get("trigger")
+        if isinstance(trigger, dict):
+            key = _decided(record)
+            if self.trigger is None or key > self.trigger[0]:
+                self.trigger = (key, trigger)
 
 
 def is_held(record: Record) -> bool:
@@ -50,6 +93,10 @@ class StateLedger:
         self.hidden: frozenset[str] = frozenset()
         self.intents: dict[str, list[str]] = defaultdict(list)
         self.waits: dict[str, list[str]] = defaultdict(list)
+        # Per subject, what its settled intents that left its index tell (see `_Past`).
+        self.past: dict[str, _Past] = {}
+        # How many records the index questions have read (a measure of work, for tests).
+        self.reads = 0
         for record in state.live("intent"):
             self.track_intent(record)
         for record in state.live("wait"):
@@ -66,14 +113,32 @@ class StateLedger:
         if not keys:
             return []
         found = [r for key in keys if (r := self.state.get("intent", key)) is not None]
+        self.reads += len(keys)
         # Settled intents pruned from the state leave the index too, so it stays as bounded
-        # as the state.
+        # as the state; beyond the subject's own bound they leave it as well (`_bounded`).
+        if len(found) > MAX_SETTLED_PER_SUBJECT:
+            found = self._bounded(subject, found)
         if len(found) != len(keys):
             if found:
                 self.intents[subject] = [r.key for r in found]
             else:
                 del self.intents[subject]
         return found
+
+    def _bounded(self, subject: str, found: list[Record]) -> list[Record]:
+        """`found` less its oldest settled intents outside the current unit beyond
+        MAX_SETTLED_PER_SUBJECT, each folded into the subject's `_Past` as it leaves."""
+        unit = {r.key for r in current_unit(found)}
+        older = [r for r in found if r.rank >= 2 and r.key not in unit]
+        excess = len(older) - MAX_SETTLED_PER_SUBJECT
+        if excess <= 0:
+            return found
+        past = self.past.setdefault(subject, _Past())
+        leaving = set()
+        for record in older[:excess]:
+            past.fold(record)
+            leaving.add(record.key)
+        return [r for r in found if r.key not in leaving]
 
     def wait_records(self, subject: str) -> list[Record]:
         keys = self.waits.get(subject)
@@ -112,6 +177,9 @@ class StateLedger:
         )
 
     def ran_for_sha(self, subject: str, skill: str, sha: str) -> bool:
+        past = self.past.get(subject)
+        if past is not None and (skill, sha) in past.ran:
+            return True
         return any(
             r.data.get("skill") == skill
             and r.data.get("head_sha") == sha
@@ -127,7 +195,23 @@ class StateLedger:
             for r in self._guarded_records(subject)
             if r.data.get("skill") and r.data.get("automatic")
         ]
+        past = self.past.get(subject)
+        if past is not None and past.last_automatic is not None:
+            times.append(past.last_automatic)
         return max(times, default=None)
+
+    def latest_trigger(self, subject: str) -> dict[str, Any] | None:
+        """The trigger of the subject's latest work that has one (by `sort_key`)."""
+        found = [r for r in self.intent_records(subject) if isinstance(r.data.get("trigger"), dict)]
+        latest = max(found, key=sort_key) if found else None
+        past = self.past.get(subject)
+        if (
+            past is not None
+            and past.trigger is not None
+            and (latest is None or past.trigger[0] > sort_key(latest))
+        ):
+            return dict(past.trigger[1])
+        return dict(latest.data["trigger"]) if latest is not None else None
 
     def failed_attempts(self, subject: str, skill: str, sha: str | None) -> int:
         # The memory outlives the settled intents the state prunes; an unreadable memory

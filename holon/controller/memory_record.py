@@ -14,12 +14,19 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from holon.controller.memory import SubjectMemory
-from holon.state.model import ServeState
+from holon.state.model import Record, ServeState
 
 KIND: Final = "memory"
 # Far above what a memory within its bounds serializes to (a few KiB): a larger record was
 # not written by Holon, and is not worth validating.
 MAX_RECORD_BYTES = 64 * 1024
+
+
+# The memory last read from (or written as) each record, by subject: a record is frozen, so
+# while the state holds that very record object its memory is the one read before. Bounded
+# (oldest dropped), and only ever a shortcut: a record not found here is read in full.
+_READ: dict[str, tuple[Record, SubjectMemory | None, str | None]] = {}
+MAX_READ = 4096
 
 
 def read_memory(state: ServeState, subject: str) -> tuple[SubjectMemory | None, str | None]:
@@ -28,6 +35,27 @@ def read_memory(state: ServeState, subject: str) -> tuple[SubjectMemory | None, 
     record = state.get(KIND, subject)
     if record is None:
         return None, None
+    known = _READ.get(subject)
+    if known is not None and known[0] is record:
+        return known[1], known[2]
+    memory, problem = _read(record, subject)
+    _keep(subject, record, memory, problem)
+    return memory, problem
+
+
+def remembered(subject: str, record: Record, memory: SubjectMemory) -> None:
+    """`record` was just written from `memory` (`memory_data`): its next read is `memory`."""
+    _keep(subject, record, memory, None)
+
+
+def _keep(subject: str, record: Record, memory: SubjectMemory | None, problem: str | None) -> None:
+    _READ.pop(subject, None)
+    _READ[subject] = (record, memory, problem)
+    while len(_READ) > MAX_READ:
+        del _READ[next(iter(_READ))]
+
+
+def _read(record: Record, subject: str) -> tuple[SubjectMemory | None, str | None]:
     try:
         size = len(json.dumps(record.data, default=str))
     except (TypeError, ValueError):

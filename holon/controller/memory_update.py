@@ -54,7 +54,10 @@ _LOGIN = 100
 
 
 def empty(subject: str) -> SubjectMemory:
-    return SubjectMemory(subject=subject)
+    if type(subject) is not str:
+        return SubjectMemory(subject=subject)  # refused as validation refuses it
+    # Every other field is its default: nothing to validate (a new subject, each event).
+    return SubjectMemory.model_construct(subject=subject)
 
 
 def bounded_text(text: str | None) -> str | None:

@@ -94,14 +94,7 @@ class Pass:
         return self.loaded.ledger
 
     def put(self, kind: RecordKind, key: str, status: str, data: dict[str, Any]) -> Record:
-        record = Record(
-            kind=kind,
-            key=key,
-            status=status,
-            updated_at=self.parts.clock(),
-            writer=self.parts.writer,
-            data=data,
-        )
+        record = Record.fresh(kind, key, status, self.parts.clock(), self.parts.writer, data)
         self.state.put(record)
         return record
 
@@ -120,20 +113,22 @@ class Pass:
     def report(self) -> PassReport:
         closures = {s: c for s, c in self.closures.items() if c is not None}
         code = EXIT_HUMAN if self.kept else worst_exit(c.exit_code for c in closures.values())
-        return PassReport(
+        # Built from the pass's own values, already validated as they were made: not again
+        # (copied, as validation would copy them).
+        return PassReport.model_construct(
             kind=self.kind,
             event_id=self.event_id,
             kept=self.kept,
             subjects=list(self.closures),
-            decisions=self.decisions,
-            intents=self.intents,
-            results=self.results,
+            decisions=list(self.decisions),
+            intents=list(self.intents),
+            results=list(self.results),
             closures=closures,
             exit_code=code,
             job_conclusion=job_conclusion_of(code),
-            follow_ups=self.follow_ups,
-            ended_runs=self.ended_runs,
-            deferred=self.deferred,
+            follow_ups=list(self.follow_ups),
+            ended_runs=list(self.ended_runs),
+            deferred=list(self.deferred),
         )
 
 

@@ -18,7 +18,7 @@ from holon.controller.facts import RepoFacts
 from holon.controller.guardrails import actor_problem, looks_like_bot, own_event
 from holon.controller.journals import decision_entry
 from holon.controller.memory import Attempt, Spend, SubjectMemory
-from holon.controller.memory_record import KIND, memory_data, read_memory
+from holon.controller.memory_record import KIND, memory_data, read_memory, remembered
 from holon.controller.memory_update import (
     bounded_text,
     empty,
@@ -66,7 +66,7 @@ def remember(p: Pass, subject: str, fold: Callable[[SubjectMemory], SubjectMemor
     before = memory or empty(subject)
     after = fold(before)
     if after != before or problem is not None:
-        p.put(KIND, subject, "live", memory_data(after))
+        remembered(subject, p.put(KIND, subject, "live", memory_data(after)), after)
 
 
 def remember_result(p: Pass, data: dict[str, Any], result: ActionResult) -> None:

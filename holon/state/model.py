@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -97,6 +97,50 @@ class Record(BaseModel):
         )
         return self
 
+    @classmethod
+    def fresh(
+        cls,
+        kind: RecordKind,
+        key: str,
+        status: str,
+        updated_at: datetime,
+        writer: str,
+        data: dict[str, Any],
+    ) -> Record:
+        """The record `Record(kind=..., key=..., status=..., updated_at=..., writer=...,
+        data=...)` builds, without its validation's cost: for records Holon makes from its own
+        values (a pass writes several per event). The same checks, the same result."""
+        if (
+            kind not in _KINDS
+            or type(key) is not str
+            or type(status) is not str
+            or type(writer) is not str
+            or type(data) is not dict
+            or not isinstance(updated_at, datetime)
+            or updated_at.tzinfo is None
+            or not EARLIEST <= updated_at < LATEST
+        ):
+            # Not plainly Holon's own values: validated the usual way (same result or error).
+            return cls(
+                kind=kind, key=key, status=status, updated_at=updated_at, writer=writer, data=data
+            )
+        values = {
+            "kind": kind,
+            "key": key,
+            "status": status,
+            "rank": rank_of(status),
+            "updated_at": updated_at.astimezone(UTC),
+            "writer": writer,
+            "deleted": False,
+            "data": dict(data),  # as validation does: the caller may change its dict later
+        }
+        record = cls.__new__(cls)
+        object.__setattr__(record, "__dict__", values)
+        object.__setattr__(record, "__pydantic_fields_set__", _FRESH_FIELDS)
+        object.__setattr__(record, "__pydantic_extra__", None)
+        object.__setattr__(record, "__pydantic_private__", None)
+        return record
+
     @field_validator("updated_at")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
@@ -107,6 +151,15 @@ class Record(BaseModel):
             raise ValueError("timestamp out of range (1970 to 3000)")
         # One representation per instant: equal records then serialize identically.
         return value.astimezone(UTC)
+
+
+_KINDS = frozenset(get_args(RecordKind))
+# The fields a record built from kind, key, status, time, writer and data was given (the rank
+# added from the status): what `Record.fresh` shares, as validation would.
+_FRESH_FIELDS = _FIELDS_SETS.setdefault(
+    frozenset(("kind", "key", "status", "rank", "updated_at", "writer", "data")),
+    {"kind", "key", "status", "rank", "updated_at", "writer", "data"},
+)
 
 
 class ServeState(BaseModel):
