@@ -98,7 +98,8 @@ def test_a_solve_command_is_decided_run_published_and_handed_off(
     after = step.run(HOLON_PHASE="cleanup")
     assert after.returncode == 0, after.stderr
     assert "nothing to settle" in after.stdout
-    assert github_server.count("issues/update-comment") == 2
+    # Settled once, after the pull request existed (never `finished` before it).
+    assert github_server.count("issues/update-comment") == 1
 
 
 def test_a_missing_event_path_is_one_line_and_exit_64(tmp_path: Path) -> None:
