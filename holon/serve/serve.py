@@ -617,8 +617,18 @@ class Serve:
 
 
 def install_signal_handlers(serve: Serve) -> None:
+    inside = [False]
+
     def stop(signum: int, frame: FrameType | None) -> None:
-        serve.stopping.set()
+        # A signal can land while an earlier one's handler is inside `Event.set`, holding its
+        # lock (not reentrant): set again there, the handler would wait on itself for ever.
+        if inside[0] or serve.stopping.is_set():
+            return
+        inside[0] = True
+        try:
+            serve.stopping.set()
+        finally:
+            inside[0] = False
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
