@@ -218,6 +218,7 @@ def build_step_serve(
         policy=config.policy,
         dry_run=config.dry_run,
         once=True,
+        keep_reports=True,
         runtime=config.runtime,
         agent=config.agent if config.runtime == "local" else None,
         image=config.agent_image if config.runtime == "docker" else None,

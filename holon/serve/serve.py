@@ -91,6 +91,9 @@ class ServeOptions:
     mention: str | None = "holon"
     repo: str | None = None
     listening: bool = False  # a receiver feeds the inbox: keep serving until stopped
+    # Keep every pass's report (`holon action` summarizes its few passes); a replay of a
+    # million events does not hold a million reports.
+    keep_reports: bool = False
 
 
 class PassHooks(Protocol):
@@ -208,9 +211,10 @@ class Serve:
         # record): what `--once` answers for. Kept only by a serve that can end by itself, so a
         # receiver serving for months does not hold every subject it ever saw.
         self.answered: dict[str, ClosureRecord | None] = {}
-        # The passes' reports, kept like `answered` (what `holon action` summarizes).
+        # The passes' reports, for a caller that asked (what `holon action` summarizes).
         self.reports: list[PassReport] = []
         self._answers = options.once or not (options.listening or options.tick_interval is not None)
+        self._reports = self._answers and options.keep_reports
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self, *, interrupted: str | None = None, actor: str | None = None) -> Controller:
@@ -511,8 +515,9 @@ class Serve:
                 self._settle_unsettled(report)
             self.tally.add(report)
             self.follow_ups.extend(report.follow_ups)
-            if self._answers:
+            if self._reports:
                 self.reports.append(report)
+            if self._answers:
                 self.answered.update((s, report.closures.get(s)) for s in report.subjects)
 
     def _settle_unsettled(self, report: PassReport) -> None:
@@ -617,8 +622,18 @@ class Serve:
 
 
 def install_signal_handlers(serve: Serve) -> None:
+    inside = [False]
+
     def stop(signum: int, frame: FrameType | None) -> None:
-        serve.stopping.set()
+        # A signal can land while an earlier one's handler is inside `Event.set`, holding its
+        # lock (not reentrant): set again there, the handler would wait on itself for ever.
+        if inside[0] or serve.stopping.is_set():
+            return
+        inside[0] = True
+        try:
+            serve.stopping.set()
+        finally:
+            inside[0] = False
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
