@@ -16,6 +16,7 @@ any other thread nothing is raised by a signal, and holding is a no-op.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from types import FrameType, TracebackType
@@ -86,4 +87,20 @@ class HeldSignals:
         self.release()
 
 
-__all__ = ["HELD", "HeldSignals"]
+def forget_handled_interrupt() -> None:
+    """Tell the interpreter that the KeyboardInterrupt it saw was handled (call once it was).
+
+    CPython 3.11 notes a KeyboardInterrupt that left code run by `exec` of a string as
+    unhandled, even when a caller caught it, and at exit kills the process with SIGINT instead
+    of exiting with its code. The dataclasses module builds every class's methods so; a signal
+    landing while a module defining a dataclass is first imported (Holon imports lazily) would
+    turn `holon action`'s 130, its state saved, into death by SIGINT (-2). Best effort: a no-op
+    where the interpreter has no such flag to clear.
+    """
+    import ctypes
+
+    with contextlib.suppress(ValueError, AttributeError, OSError):
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+
+
+__all__ = ["HELD", "HeldSignals", "forget_handled_interrupt"]
