@@ -215,3 +215,28 @@ def test_a_signal_inside_popen_after_the_fork_still_ends_the_agent(
     record = json.loads((tmp_path / "out" / "run.json").read_text())
     assert record["status"] == "interrupted"
     _assert_no_process(mark)
+
+
+@pytest.mark.parametrize("forget", [False, True])
+def test_a_handled_interrupt_exits_with_its_code(forget: bool, tmp_path: Path) -> None:
+    """CPython 3.11 notes a KeyboardInterrupt that passed through `exec` of a string (as
+    dataclasses build their methods) as unhandled, however it was caught, and at exit kills the
+    process with SIGINT: `forget_handled_interrupt` keeps the exit code Holon chose."""
+    import ctypes
+
+    try:
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt")
+    except ValueError:
+        pytest.skip("this interpreter keeps no such flag")
+    script = (
+        "import ctypes, sys\n"
+        "from holon.runner.held_signals import forget_handled_interrupt\n"
+        "ctypes.c_int.in_dll(ctypes.pythonapi, '_Py_UnhandledKeyboardInterrupt').value = 1\n"
+        f"{'forget_handled_interrupt()' if forget else 'pass'}\n"
+        "sys.exit(130)\n"
+    )
+    # Run as `holon` is, with -m (the flag is read only on that way out).
+    (tmp_path / "exit_probe.py").write_text(script)
+    argv = [sys.executable, "-m", "exit_probe"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=60)
+    assert done.returncode == (130 if forget else -signal.SIGINT), done.stderr
