@@ -11,6 +11,11 @@ for each journal line written, `workspace.worktree:before|after` around the work
 pull request's head gets (holon/executor/workspace.py), and `github:VERB ROUTE:before|after`
 around every write request to GitHub (ROUTE the path under the repository, numbers and names
 shown as `{n}` and `{ref}`).
+
+`HOLON_TEST_SIGNAL_AT=NAME` (or `NAME:SIGTERM`) makes any Holon process send itself SIGINT (or
+the signal named) when it reaches the start-path point NAME (`signal_point`): the tests of an
+interruption landing exactly there. The points: `agent.start:before|after` around the local
+runtime's `Popen`, `container.create:before|after` around the docker runtime's create call.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import signal
 from collections.abc import Callable, Mapping
 
 CRASH_ENV = "HOLON_TEST_CRASH_AT"
+SIGNAL_ENV = "HOLON_TEST_SIGNAL_AT"
 TRACE_ENV = "HOLON_TEST_CRASH_TRACE"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -73,6 +79,20 @@ def point(name: str) -> None:
         _hook(name)
 
 
+def signal_point(name: str) -> None:
+    """A point where a test may have the process interrupted: nothing unless
+    HOLON_TEST_SIGNAL_AT names it. The signal goes to this thread (`raise_signal`), so in the
+    main thread its handler runs right here, not some instructions later."""
+    target = os.environ.get(SIGNAL_ENV)
+    if not target:
+        return
+    where, _, which = target.rpartition(":")
+    if not which.startswith("SIG"):  # no signal named: the whole of it is the point
+        where, which = target, ""
+    if where == name:
+        signal.raise_signal(signal.Signals[which or "SIGINT"])
+
+
 def armed() -> bool:
     return _hook is not None
 
@@ -93,6 +113,7 @@ def _nothing(name: str) -> None:
 
 __all__ = [
     "CRASH_ENV",
+    "SIGNAL_ENV",
     "TRACE_ENV",
     "CrashHook",
     "arm",
@@ -100,4 +121,5 @@ __all__ = [
     "github_point",
     "hook_of",
     "point",
+    "signal_point",
 ]

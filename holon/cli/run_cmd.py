@@ -142,6 +142,18 @@ def _check_start(workspace: Path, start: str | None) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from holon.errors import Interrupted
+
+    try:
+        return _main(args)
+    except (Interrupted, KeyboardInterrupt):
+        from holon.runner.held_signals import forget_handled_interrupt
+
+        forget_handled_interrupt()  # handled: `holon` exits 130, not by SIGINT
+        raise
+
+
+def _main(args: argparse.Namespace) -> int:
     from holon.contract.spec import load_spec
     from holon.runner import RunRequest, run
 

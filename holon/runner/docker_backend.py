@@ -29,8 +29,10 @@ from holon.contract.layout import (
     CONTAINER_PROXY_SOCKET,
     ENV_RUN_ID,
 )
+from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.held_signals import HeldSignals
 from holon.runner.model_keys import proxy_model_keys
 from holon.size import parse_size
 
@@ -246,6 +248,7 @@ class DockerBackend:
             networking_config=networking,
             **self._command(job.probe),
         )
+        signal_point("container.create:after")
         return self.client.containers.prepare_model({"Id": made["Id"]})
 
     def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
@@ -256,7 +259,8 @@ class DockerBackend:
 
     def execute(self, job: Job) -> Execution:
         env = dict(job.env)
-        proxy, notes = self._model_proxy(env)
+        with HeldSignals():  # the proxy started is the proxy stopped below
+            proxy, notes = self._model_proxy(env)
         try:
             execution = self._execute(job, env, proxy)
         finally:
@@ -269,12 +273,20 @@ class DockerBackend:
         )
 
     def _execute(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Execution:
+        signal_point("container.create:before")
+        # From the create call until the `try` below owns the container, an interruption waits:
+        # raised while the engine answers, or before `container` is assigned, it would leave a
+        # container nothing removes (the create is bounded by the client's timeout).
+        held = HeldSignals().hold()
         try:
             container = self._create(job, env, proxy)
-        except _sdk_errors() as exc:
-            raise InvalidInput(
-                f"docker could not create the agent container: {_one_line(exc)}"
-            ) from None
+        except BaseException as exc:
+            held.release()
+            if isinstance(exc, _sdk_errors()):
+                raise InvalidInput(
+                    f"docker could not create the agent container: {_one_line(exc)}"
+                ) from None
+            raise
         notes: list[str] = []
         timed_out = False
         exited = False
@@ -285,6 +297,7 @@ class DockerBackend:
         output: Any = None
         started = datetime.now(UTC)
         try:
+            held.release()  # a signal that came meanwhile unwinds from here: the container goes
             if job.on_start is not None:
                 job.on_start()
             streamer = self._streaming_client()
@@ -328,18 +341,19 @@ class DockerBackend:
             # The agent exited on its own: its container's removal overlaps the judging.
             exited = exit_code is not None and not timed_out and error is None
         except BaseException:
-            with contextlib.suppress(*_sdk_errors()):
-                container.kill()
+            with HeldSignals(), contextlib.suppress(*_sdk_errors()):
+                container.kill()  # a second signal does not cut the ending short
             raise
         finally:
-            if output is not None:
-                _close_stream(output)
-            if streamer is not None:
-                with contextlib.suppress(*_sdk_errors(OSError)):
-                    streamer.close()
-            removal = self._removal = _Removal(container)
-            if not exited:
-                notes.extend(removal.join())
+            with HeldSignals():
+                if output is not None:
+                    _close_stream(output)
+                if streamer is not None:
+                    with contextlib.suppress(*_sdk_errors(OSError)):
+                        streamer.close()
+                removal = self._removal = _Removal(container)
+                if not exited:
+                    notes.extend(removal.join())
         return Execution(
             exit_code,
             timed_out,

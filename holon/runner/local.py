@@ -24,8 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from holon.contract.layout import ENV_RUN_ID, Layout
+from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.held_signals import HeldSignals
 from holon.runner.model_keys import proxy_model_keys
 from holon.runner.reaper import ENV_RUN_TAG, children_of_self, end_run, run_tag, subreaper
 
@@ -69,9 +71,10 @@ class LocalBackend:
 
     def execute(self, job: Job) -> Execution:
         given = dict(job.env)
-        proxy, notes = proxy_model_keys(
-            given, self.options, socket_path=None, passed="to the agent"
-        )
+        with HeldSignals():  # the proxy started is the proxy stopped below
+            proxy, notes = proxy_model_keys(
+                given, self.options, socket_path=None, passed="to the agent"
+            )
         try:
             execution = self._execute(job, given)
         finally:
@@ -96,27 +99,20 @@ class LocalBackend:
         notes: list[str] = []
         with subreaper():
             before = children_of_self()
-            read_end, write_end = os.pipe()
             started = datetime.now(UTC)
+            signal_point("agent.start:before")
+            # From the start of the agent until the `try` below owns it, an interruption waits:
+            # raised inside Popen after the fork, or before `proc` is assigned, it would leave
+            # the agent running with nothing to end it.
+            held = HeldSignals().hold()
             try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=job.paths.workspace,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=write_end,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                os.close(read_end)
-                raise Unavailable(f"cannot start agent {argv[0]!r}: {exc.strerror}") from None
-            finally:
-                os.close(write_end)
-            pump = threading.Thread(target=_pump, args=(read_end, job), daemon=True)
-            pump.start()
+                proc, pump = self._start(job, argv, env)
+            except BaseException:
+                held.release()
+                raise
             timed_out = False
             try:
+                held.release()  # a signal that came meanwhile unwinds from here: the agent ends
                 if job.on_start is not None:
                     job.on_start()
                 proc.wait(timeout=job.timeout)
@@ -129,20 +125,55 @@ class LocalBackend:
                     _signal_group(proc.pid, signal.SIGKILL)
                     proc.wait()
             except BaseException:
-                end_run(_unreaped(proc), tag, before)
-                proc.wait()
+                with HeldSignals():  # a second signal does not cut the ending short
+                    end_run(_unreaped(proc), tag, before)
+                    proc.wait()
                 raise
             finally:
-                left = end_run(_unreaped(proc), tag, before)
+                with HeldSignals():
+                    left = end_run(_unreaped(proc), tag, before)
+                    # Every writer of the pipe is gone now, so the pump reaches its end.
+                    pump.join(timeout=_GRACE_SECONDS)
                 if left:
                     notes.append(f"killed {left} process(es) the agent left running")
-                # Every writer of the pipe is gone now, so the pump reaches its end.
-                pump.join(timeout=_GRACE_SECONDS)
                 if pump.is_alive():
                     notes.append("the agent's output stream did not close; run.log may be short")
         ended = datetime.now(UTC)
         exit_code = None if timed_out else proc.returncode
         return Execution(exit_code, timed_out, started, ended, notes)
+
+    @staticmethod
+    def _start(
+        job: Job, argv: list[str], env: dict[str, str]
+    ) -> tuple[subprocess.Popen[bytes], threading.Thread]:
+        """The agent started, and the thread that streams its output to the run's log (called
+        with SIGINT and SIGTERM held: nothing here is interrupted)."""
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=job.paths.workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_end)
+            raise Unavailable(f"cannot start agent {argv[0]!r}: {exc.strerror}") from None
+        finally:
+            os.close(write_end)
+        try:
+            signal_point("agent.start:after")
+            pump = threading.Thread(target=_pump, args=(read_end, job), daemon=True)
+            pump.start()
+        except BaseException:  # no thread to be had: the agent is ended here
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            os.close(read_end)
+            raise
+        return proc, pump
 
 
 def _unreaped(proc: subprocess.Popen[bytes]) -> int | None:

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from holon.actions.event import NO_EVENT
 from holon.actions.single import FORK_HEAD
 from holon.actions.step import DONE_MARKER
@@ -426,3 +428,53 @@ def test_a_signal_inside_the_stop_request_does_not_re_enter_it() -> None:
         stopper._handle(signal.SIGINT, None)
     assert serve.stopping.is_set()
     stopper._handle(signal.SIGTERM, None)  # later ones: nothing more to do, nothing raised
+
+
+def _agent_processes(agent: Path) -> list[int]:
+    """Live processes running the agent script (its path is unique to the test)."""
+    import os
+
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry.name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(agent).encode() in cmdline.split(b"\0") and state not in (b"Z", b"X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("at", ["agent.start:before", "agent.start:after"])
+def test_a_signal_on_the_agents_start_path_saves_the_state_and_leaves_no_agent(
+    at: str, sig: str, github_server: Any, tmp_path: Path
+) -> None:
+    """The runner's cancel landing exactly where the agent is (about to be) started, but not yet
+    held by Holon (HOLON_TEST_SIGNAL_AT): 130, no traceback, the state saved for the cleanup
+    step, and no agent left running."""
+    import os
+    import signal
+    import sys
+    import time
+
+    step, _ = _solve_step(github_server, tmp_path)
+    agent = tmp_path / "slow_agent.py"
+    agent.write_text(SLOW_AGENT.format(started=str(tmp_path / "agent-started")))
+    step.env["HOLON_AGENT"] = f"{sys.executable} {agent}"
+    done = step.run(HOLON_TEST_SIGNAL_AT=f"{at}:{sig}")
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "cleanup step settles" in done.stderr
+    assert not (step.state_dir / DONE_MARKER).exists()
+    time.sleep(0.3)
+    left = _agent_processes(agent)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "the agent was left running"
+    settled = step.run(HOLON_PHASE="cleanup")
+    assert settled.returncode == 0, settled.stdout + settled.stderr
+    assert json.loads(step.outputs()["runs"])[0]["status"] == "cancelled"
