@@ -46,10 +46,10 @@ def test_model_keys_and_their_base_urls_stay_on_the_host() -> None:
 
 
 def test_the_network_defaults_to_none_only_behind_the_proxy() -> None:
-    assert _backend()._network(True) == {"network_mode": "none"}
-    assert _backend()._network(False) == {"network_mode": "bridge"}
-    assert _backend(network="bridge")._network(True) == {"network_mode": "bridge"}
-    assert _backend(network="mynet")._network(True) == {"network": "mynet"}
+    assert _backend()._network(True) == ("none", None)
+    assert _backend()._network(False) == ("bridge", None)
+    assert _backend(network="bridge")._network(True) == ("bridge", None)
+    assert _backend(network="mynet")._network(True) == ("mynet", {"EndpointsConfig": {"mynet": {}}})
 
 
 @pytest.mark.parametrize("engine", ["claude-code", "codex"])
