@@ -482,11 +482,12 @@ class GitHubHooks:
 
 
 def _made(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
-    """What `intent`'s successful attempt in this pass produced (publishing: the pull request,
-    the commit); None when it made nothing, failed, or was settled in another pass."""
+    """What `intent`'s last attempt in this pass produced (publishing: the pull request, the
+    commit), also a failed one's (a fix pushed before its reply was refused: the branch moved);
+    None when it made nothing, or was settled in another pass."""
     for result in reversed(report.results):
         if result.intent_id == intent.id:
-            return result.output if result.status == "succeeded" else None
+            return result.output
     return None
 
 
