@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from holon.fsutil import lstat_at, remove_at
+from holon.fsutil import lstat_at, remove_at, remove_tree
 
 Prefix = Literal["holon-head-", "holon-context-"]
 HEAD: Prefix = "holon-head-"
@@ -59,11 +59,15 @@ def make_scratch(prefix: Prefix, parent: Path | None = None) -> Path:
     (this process) recorded in it."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path / OWNER, flags, 0o600)
     try:
-        os.write(fd, _owner_line().encode("ascii"))
-    finally:
-        os.close(fd)
+        fd = os.open(path / OWNER, flags, 0o600)
+        try:
+            os.write(fd, _owner_line().encode("ascii"))
+        finally:
+            os.close(fd)
+    except OSError:
+        remove_tree(path)
+        raise
     return path
 
 
