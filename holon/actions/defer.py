@@ -13,7 +13,6 @@ it) is left to that run's settle until `HORIZON` has passed.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,6 +24,7 @@ from holon.errors import HolonError, InvalidInput
 from holon.executor.deferral import Deferred
 from holon.executor.handlers import ContextSource, result_of, skill_spec, user_prompt_of
 from holon.executor.result import ActionResult
+from holon.executor.scratch import CONTEXT, make_scratch, reclaim
 from holon.fsutil import remove_tree
 from holon.intent import ActionIntent
 from holon.skills.catalog import SkillCatalog
@@ -148,7 +148,8 @@ class DeferHandler:
     def _collect(self, intent: ActionIntent, dest: Path) -> None:
         assert self.context is not None
         # Collected beside the bundle first: a context that fails leaves no half directory.
-        scratch = Path(tempfile.mkdtemp(prefix="holon-context-", dir=dest.parent))
+        reclaim(dest.parent)  # a killed step's half-collected context goes first
+        scratch = make_scratch(CONTEXT, dest.parent)
         try:
             try:
                 self.context.collect(intent, scratch / "context")

@@ -1,9 +1,13 @@
 """The cleanup phase (`HOLON_PHASE=cleanup`): the composite runs it `if: always()` after the
 main step. When the main step finished, it wrote its marker last and there is nothing to do.
 Otherwise the job was cancelled, timed out or crashed mid-step: the skill runs it left
-unfinished are settled as a user interruption (the stop path: closure waiting on the operator,
+unfinished are settled as an interruption (the stop path: closure waiting on the operator,
 lifecycle `userinterlude`), their comment becomes the handoff and their check run completes, so
 no run ever ends silent; then the outputs, the summary and the state as in the main step.
+
+The handoff says what happened: the step was cut short (no user stopped it), and what GitHub
+holds of a publish it cut short, looked up (`publish_found`: the fix commit on the branch, the
+review posted), so the operator restarts, or not, knowing what is already there.
 
 Nothing is started here: no agent runs, no follow-up is decided (those left queued stay in the
 state for the next run's recovery)."""
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
 from holon.actions.conclude import conclude
 from holon.actions.config import ActionConfig
@@ -21,7 +26,10 @@ from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
 from holon.state.store import STATE
 
-REASON = "the workflow run was cancelled or timed out before Holon's step finished"
+REASON = (
+    "Holon's step was cut short before it finished (the workflow run was cancelled or timed "
+    "out, or the step was killed)"
+)
 
 
 def run_cleanup(
@@ -43,9 +51,29 @@ def run_cleanup(
 
     envelope = _event(env, config, clock())
     serve = build_step_serve(env, config, step_policy(config), clock=clock, say=quiet_writes(say))
+    _tell_cut_short(serve)
     serve.open(interrupted=REASON, actor=config.actor)
     serve.close()
     return conclude(serve, envelope, config, [REASON])
+
+
+def _tell_cut_short(serve: Any) -> None:
+    """The serve's GitHub hooks settle the runs as cut short, looking up what GitHub holds of a
+    publish each cut (through the serve's client, read-only)."""
+    from holon.serve.github_hooks import CutShort, GitHubHooks
+
+    hooks, client = serve.hooks, serve.context_client
+    if not isinstance(hooks, GitHubHooks):
+        return  # offline: nothing on GitHub to settle or look up
+    if client is None:
+        hooks.cut_short = CutShort(REASON)
+        return
+    from holon.github.publish_found import found_on_github
+
+    login, workflow = hooks.scope.login, hooks.scope.workflow
+    hooks.cut_short = CutShort(
+        REASON, lambda intent: found_on_github(client, login, workflow, intent)
+    )
 
 
 def _event(env: Mapping[str, str], config: ActionConfig, now: datetime) -> EventEnvelope | None:

@@ -67,6 +67,11 @@ class HandoffContext(BaseModel):
         default=None, description="The command that runs the work again (None: the skill's own)."
     )
     interrupted_by: str | None = None
+    cut_short: str | None = Field(
+        default=None,
+        description="Why the step ended before it finished (cancelled, timed out, killed): "
+        "an interruption's handoff says this, not that a user stopped the work.",
+    )
     recheck_at: datetime | None = None
 
 
@@ -130,6 +135,12 @@ def _next_step(closure: Closure, report: Report, ctx: HandoffContext) -> NextSte
                 action=f"Answer the question in a comment, then {retry} to continue.",
                 question=closure.question,
             )
+        case "interrupted" if ctx.cut_short:
+            return NextStep(
+                owner="maintainer",
+                action=f"Holon's step was cut short; nothing runs until you {retry} to restart. "
+                "Check first what GitHub holds of the work (the evidence above).",
+            )
         case "interrupted":
             who = f" by {ctx.interrupted_by}" if ctx.interrupted_by else ""
             return NextStep(
@@ -162,6 +173,8 @@ def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> 
     # A question closure's detail quotes the question: data, kept. Any other detail carries
     # reasons recorded from outside (a run's error, a wait's reason): prose, cleaned.
     detail = closure.detail if question is not None else strip_softeners(closure.detail)
+    if ctx.cut_short and report.headline == "interrupted":
+        detail = ctx.cut_short  # no user stopped it: the step was cut short
     closure = closure.model_copy(update={"detail": detail or closure.rule})
     evidence = [closure.detail, *ctx.evidence]
     if closure.deciding_items:
@@ -221,6 +234,7 @@ def _placeholders(closure: Closure, ctx: HandoffContext) -> tuple[Closure, Hando
             "details": _DATA if ctx.details else None,
             "retry_command": _DATA,
             "interrupted_by": _DATA if ctx.interrupted_by else None,
+            "cut_short": _DATA if ctx.cut_short else None,
         }
     )
     return closure, ctx

@@ -7,7 +7,6 @@ non-dry-run intent of those types fails honestly instead of pretending.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
@@ -204,6 +203,14 @@ class RunSkillHandler:
         # the agent's), read when needed; and the GitHub server it may be sent to.
         self.token = token or _env_token
         self.server_url = server_url or os.environ.get("GITHUB_SERVER_URL") or GITHUB
+        # What killed runs left (their head worktree, their context) is reclaimed as a serve
+        # starts, and before each run makes its own (executor/scratch.py).
+        from holon.executor.scratch import HEAD, reclaim
+
+        if any(name.startswith(HEAD) for name in reclaim()):
+            from holon.executor.workspace import prune_worktrees  # git: only then
+
+            prune_worktrees(workspace)
 
     def output_for(self, intent: ActionIntent, attempt: int) -> Path:
         return self.output_root / f"{intent.id}-{attempt}"
@@ -224,7 +231,7 @@ class RunSkillHandler:
             return self._recovered(intent, attempt, output)
         user = user_prompt_of(intent)
         # The context lives only until the runner has copied it into the run's input.
-        scratch = Path(tempfile.mkdtemp(prefix="holon-context-")) if self.context else None
+        scratch = self._context_scratch() if self.context else None
         try:
             with self._workspace(intent) as workspace:
                 result = self._run(intent, attempt, spec, output, user, workspace, scratch)
@@ -240,6 +247,13 @@ class RunSkillHandler:
         if isinstance(result, ActionResult):
             return result
         return self._from_record(intent, attempt, result)
+
+    @staticmethod
+    def _context_scratch() -> Path:
+        from holon.executor.scratch import CONTEXT, make_scratch, reclaim
+
+        reclaim()  # a killed run's scratch goes before another is made
+        return make_scratch(CONTEXT)
 
     def _workspace(self, intent: ActionIntent) -> AbstractContextManager[Path]:
         """The tree the run starts from: the pull request's head, else the serve's workspace."""

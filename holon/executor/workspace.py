@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from urllib.parse import urlsplit
 
 from holon import crashpoints
 from holon.errors import OperationalError
+from holon.executor.scratch import HEAD, make_scratch, reclaim
 from holon.fsutil import remove_tree
 from holon.intent import ActionIntent
 from holon.runner.git import GitError, git, git_env, git_ok
@@ -169,6 +169,24 @@ def _fetch(workspace: Path, sha: str, token: str | None, server_url: str) -> str
     return line(mask_secret_looking(first), 300)
 
 
+def reclaim_heads(workspace: Path) -> list[str]:
+    """Remove the scratch directories (`holon-head-*`, `holon-context-*`) killed processes left
+    in the temporary directory (`scratch.reclaim`: only those whose owner is gone); when a head
+    worktree was among them, `workspace`'s repository forgets it too. The names removed."""
+    removed = reclaim()
+    if any(name.startswith(HEAD) for name in removed):
+        prune_worktrees(workspace)
+    return removed
+
+
+def prune_worktrees(workspace: Path) -> None:
+    """`git worktree prune` in `workspace` when it is a repository: the worktrees whose
+    directory is gone are forgotten."""
+    workspace = workspace.absolute()
+    if _top(workspace) is not None:
+        git_ok([*_safe(workspace), "worktree", "prune"], cwd=workspace)
+
+
 @contextmanager
 def head_workspace(
     workspace: Path, head: Head, *, token: str | None, server_url: str
@@ -189,7 +207,8 @@ def head_workspace(
         if why is not None or not _present(workspace, head.sha):
             detail = why or "origin did not send it"
             raise HeadWorkspaceError(f"{not_present(head.sha)} (fetching it failed: {detail})")
-    scratch = Path(tempfile.mkdtemp(prefix="holon-head-"))
+    reclaim_heads(workspace)  # a killed run's worktree goes before another is made
+    scratch = make_scratch(HEAD)
     tree = scratch / "workspace"
     try:
         crashpoints.point("workspace.worktree:before")

@@ -14,7 +14,10 @@ only a run the runner judged a success), then by the run's skill:
 | github-review | post_review (review.json, review.md as its body) |
 
 A `PublishError` is a failed attempt whose error is its reason, message and evidence in one
-line; any other `GitHubError` its one line. A success is recorded as a completed, successful
+line; any other `GitHubError` its one line. A pr-fix whose commit was pushed before a later call
+failed (a reply refused) is still a failed attempt, but not one that changed nothing: its error
+starts with the branch it moved and the commit it is at now, and its `output` names that commit,
+so the handoff says the branch moved. A success is recorded as a completed, successful
 host run (`run_status`, `run_outcome`), so the subject's closure reads publishing as the unit's
 last run; `output` names the pull request and the commit.
 """
@@ -69,15 +72,10 @@ class PublishHandler:
         # second attempt finishes the first instead of repeating it.
         try:
             outcome = self._publish(intent)
-        except PublishError as exc:
-            line = f"publish {exc.reason}: {exc}"
-            if exc.evidence:
-                line += " (" + "; ".join(exc.evidence) + ")"
-            if exc.reason == "undecided":
-                return self._undecided(intent, attempt, line)
-            return result_of(intent, attempt, self.clock(), "failed", error=line)
+        except PushedThenFailed as exc:
+            return self._failed(intent, attempt, exc.cause, exc.pushed)
         except GitHubError as exc:
-            return result_of(intent, attempt, self.clock(), "failed", error=str(exc))
+            return self._failed(intent, attempt, exc, None)
         effect: dict[str, Any] = {
             "effect": outcome.effect,
             "performed": outcome.performed,
@@ -95,7 +93,21 @@ class PublishHandler:
             run_outcome="success",
         )
 
-    def _undecided(self, intent: ActionIntent, attempt: int, line: str) -> ActionResult:
+    def _failed(
+        self, intent: ActionIntent, attempt: int, exc: GitHubError, pushed: EffectOutcome | None
+    ) -> ActionResult:
+        """A failed attempt, saying what it pushed before it failed (`pushed`), if anything."""
+        line = _error_line(exc)
+        made = _output(pushed) if pushed is not None else None
+        if pushed is not None:
+            line = f"{_moved_line(pushed)}, then {line}"
+        if isinstance(exc, PublishError) and exc.reason == "undecided":
+            return self._undecided(intent, attempt, line, made)
+        return result_of(intent, attempt, self.clock(), "failed", error=line, output=made)
+
+    def _undecided(
+        self, intent: ActionIntent, attempt: int, line: str, made: EffectOutput | None = None
+    ) -> ActionResult:
         """A write GitHub may or may not have done, and no look-up could tell: not retried (it
         could double), not failed (it may be done): the operator decides, asked exactly that."""
         from holon.closure.evidence import Question  # only for this rare outcome
@@ -112,6 +124,7 @@ class PublishHandler:
             self.clock(),
             "succeeded",
             effect={"effect": "publish", "performed": None, "note": line},
+            output=made,
             run_status="completed",
             run_outcome="needs_human",
             question=Question(id=f"publish-undecided-{intent.id}", text=text),
@@ -170,12 +183,40 @@ class PublishHandler:
         change = publish_change(gh, login, request, art.patch, art.summary, self.policy)
         if request.skill != "github-pr-fix" or replies is None:
             return change
-        answered = post_replies(
-            gh, login, request, replies, change.output["commit"], workflow, self.policy.rules
-        )
+        try:
+            answered = post_replies(
+                gh, login, request, replies, change.output["commit"], workflow, self.policy.rules
+            )
+        except GitHubError as exc:
+            raise PushedThenFailed(change, exc) from exc
         note = "; ".join(n for n in (change.note, answered.note) if n)
         output = {**change.output, "replies": answered.output}
         return EffectOutcome("publish", change.performed or answered.performed, output, note)
+
+
+class PushedThenFailed(Exception):
+    """The fix commit is on the branch (`pushed`), and a later call failed (`cause`)."""
+
+    def __init__(self, pushed: EffectOutcome, cause: GitHubError) -> None:
+        super().__init__(str(cause))
+        self.pushed, self.cause = pushed, cause
+
+
+def _error_line(exc: GitHubError) -> str:
+    """A failed publish in one line: a PublishError's reason, message and evidence."""
+    if not isinstance(exc, PublishError):
+        return str(exc)
+    line = f"publish {exc.reason}: {exc}"
+    if exc.evidence:
+        line += " (" + "; ".join(exc.evidence) + ")"
+    return line
+
+
+def _moved_line(pushed: EffectOutcome) -> str:
+    """What the push did: the branch moved to the fix commit (GitHub's names, one line)."""
+    out = pushed.output
+    branch, commit = str(out.get("branch") or "the branch"), str(out.get("commit") or "?")
+    return f"the fix commit {commit} was pushed (branch {branch} moved to {commit})"
 
 
 def _replies_only(
@@ -229,4 +270,4 @@ def publish_handlers(
     return {SKILL: PublishHandler(gh, repo, config.login, runs_dir, clock, policy)}
 
 
-__all__ = ["PUBLISHED", "SKILL", "PublishHandler", "publish_handlers"]
+__all__ = ["PUBLISHED", "SKILL", "PublishHandler", "PushedThenFailed", "publish_handlers"]

@@ -53,6 +53,7 @@ from holon.terminal import line
 
 if TYPE_CHECKING:
     from holon.closure.handoff import ArtifactLink, Handoff
+    from holon.github.publish_found import Found
 
 NOTE_LIMIT = 300
 FIX = "github-pr-fix"  # its publishing moves the pull request's head
@@ -96,30 +97,47 @@ def usage_line(spend: Spend | None) -> list[str]:
     return [f"model usage: {figure(spend, None, None)}"]
 
 
+@dataclass(frozen=True)
+class CutShort:
+    """A step that ended before it finished (`holon action`'s cleanup after a cancelled,
+    timed-out or killed step): why, said instead of a user's stop, and how to look up what
+    GitHub holds of a run it cut short (`publish_found`; None: nothing to look up)."""
+
+    reason: str
+    look_up: Callable[[ActionIntent], Found | None] = lambda intent: None
+
+
 def handoff_for(
     intent: ActionIntent,
     closure: ClosureRecord,
     made: EffectOutput | None,
     workflow: str,
     usage: Spend | None = None,
+    cut_short: str | None = None,
+    found: Found | None = None,
 ) -> Handoff:
     """The handoff of `intent`'s run on its subject, from the subject's closure and what the run
     made (what the comment says; `holon action` also builds it offline for its outputs), and
-    what its runs spent (`usage`)."""
+    what its runs spent (`usage`). A run cut short says why (`cut_short`) and what GitHub was
+    found to hold of it (`found`)."""
     # The handoff models and their prose only when a subject has work to hand off.
     from holon.closure.handoff import HandoffContext, build_handoff
     from holon.closure.handoff import Subject as HandoffSubject
 
     target = intent.target
     skill = announced_skill(intent)
+    if made is None and found is not None:
+        made = found.made
     artifacts, state = _artifacts(made, skill)
     state += usage_line(usage)
     context = HandoffContext(
         subject=HandoffSubject(kind=target.kind, id=str(target.id)),
         workflow=workflow,
         skill=skill,
+        evidence=list(found.lines) if found is not None else [],
         artifacts=artifacts,
         state=state,
+        cut_short=cut_short,
     )
     return build_handoff(closure.closure(), closure.report(), context)
 
@@ -268,6 +286,9 @@ class GitHubHooks:
         # Told each progress comment written when a run starts (the serve journals it: the
         # time to first comment of `holon report`); what it gets names no text of the comment.
         self.announced: Callable[[dict[str, Any]], None] = lambda what: None
+        # Set by `holon action`'s cleanup: the runs it settles were cut short, not stopped by
+        # a user; their handoff says so, and what GitHub holds of them.
+        self.cut_short: CutShort | None = None
 
     def before_pass(self) -> None:
         self.facts.new_pass()
@@ -386,7 +407,16 @@ class GitHubHooks:
             return
         skill = announced_skill(intent)
         key = intent.target.subject()
-        handoff = handoff_for(intent, closure, made, self.scope.workflow, self.spent.get(key))
+        cut_short, found = self._cut_short(intent, closure)
+        handoff = handoff_for(
+            intent,
+            closure,
+            made,
+            self.scope.workflow,
+            self.spent.get(key),
+            cut_short=cut_short,
+            found=found,
+        )
         # Remembered before the write: a failed write still leaves the step its handoff.
         key = intent.target.subject()
         self.settled[key] = Settled(handoff, None)
@@ -404,6 +434,20 @@ class GitHubHooks:
             # The fix's commit is the pull request's head now: GitHub shows that commit's
             # checks, so it carries the outcome too (created completed, never in progress).
             settle_check(self.scope, subject, moved_to, handoff, run_url=self.run_url)
+
+    def _cut_short(
+        self, intent: ActionIntent, closure: ClosureRecord
+    ) -> tuple[str | None, Found | None]:
+        """Why a run the cleanup settled as interrupted ended, and what GitHub holds of it
+        (looked up, read-only); (None, None) for any other settle."""
+        cut = self.cut_short
+        if cut is None or closure.closure().operator_wait != "interruption":
+            return None, None
+        try:
+            return cut.reason, cut.look_up(intent)  # a refusal is one of its lines
+        except Exception as exc:  # a bug in the look-up must not leave the comment unsettled
+            log_traceback(exc)
+            return cut.reason, None
 
     def _settle_stop(self, stop: ActionIntent, closure: ClosureRecord) -> None:
         subject = self._subject(stop)
@@ -482,11 +526,12 @@ class GitHubHooks:
 
 
 def _made(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
-    """What `intent`'s successful attempt in this pass produced (publishing: the pull request,
-    the commit); None when it made nothing, failed, or was settled in another pass."""
+    """What `intent`'s last attempt in this pass produced (publishing: the pull request, the
+    commit), also a failed one's (a fix pushed before its reply was refused: the branch moved);
+    None when it made nothing, or was settled in another pass."""
     for result in reversed(report.results):
         if result.intent_id == intent.id:
-            return result.output if result.status == "succeeded" else None
+            return result.output
     return None
 
 
@@ -508,6 +553,7 @@ def _artifacts(
 
 
 __all__ = [
+    "CutShort",
     "GitHubHooks",
     "Settled",
     "announced_skill",

@@ -10,6 +10,7 @@ passing); by default at a fixed sample of the ambiguous ones."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,7 @@ from tests.crash.story import (
     run,
     trace,
 )
-from tests.faults.pr_story import SKILL, Kind, check_pr_truth, pr_step, pull_of
+from tests.faults.pr_story import BRANCH, SKILL, Kind, check_pr_truth, pr_step, pull_of
 from tests.faults.story import Story
 from tests.support.actions_env import ActionsEnv
 from tests.support.github_fake.loopback import LoopbackGitHub
@@ -102,6 +103,7 @@ def crash_case(tmp: Path, kind: Kind, point: str) -> str | None:
             if cleanup:
                 cleaned = run(step, HOLON_PHASE="cleanup")
                 assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+                check_cut_short(step, kind, number, head)
             killed = {p.name for p in scratch.iterdir() if p.name.startswith("holon-")}
             done = rerun(step)
             closure = assert_handled_once(step, server, kind, cleanup)
@@ -110,7 +112,8 @@ def crash_case(tmp: Path, kind: Kind, point: str) -> str | None:
                 assert closure["closure_outcome"] == "waiting", closure
                 assert closure["waiting_reason"] == "awaiting_operator_input", closure
                 (comment,) = step.holon_comments(number)
-                assert "cancelled" in comment, comment
+                assert "stopped by the user" not in comment, comment
+                assert "cut short" in comment, comment
             else:
                 # The direct restart finishes the work: recovery reconciles what was inflight.
                 assert closure["closure_outcome"] == "completed", closure
@@ -129,6 +132,34 @@ def crash_case(tmp: Path, kind: Kind, point: str) -> str | None:
     except AssertionError as exc:
         return f"{point}: {str(exc)[:900]}"
     return None
+
+
+def check_cut_short(step: ActionsEnv, kind: Kind, number: int, head: str) -> None:
+    """After the cleanup step, a comment the cleanup settled tells the truth: the step was cut
+    short (no user stopped it), and it names what GitHub holds: the fix commit the branch moved
+    to, the review posted, or that there is none."""
+    (comment,) = step.holon_comments(number)
+    if "`userinterlude`" not in comment:
+        return  # settled otherwise (recovered from the journal, or never announced)
+    assert "stopped by the user" not in comment, comment
+    assert "cut short" in comment, comment
+    evidence = comment.partition("**Evidence**")[2].partition("**Handoff**")[0]
+    pull = pull_of(step.repo, number)
+    login = step.server.login
+    tip = step.repo.refs[f"heads/{BRANCH}"]
+    reviews = [r for r in pull.reviews if r.get("user") == login]
+    if kind == "fix" and tip != head:
+        assert f"the fix commit {tip} was pushed" in unescaped(evidence), comment
+        assert f"commit {tip}" in evidence, comment
+        assert "none recorded" not in evidence, comment
+    elif kind == "review" and reviews:
+        assert f"the review of {head} was posted" in unescaped(evidence), comment
+        assert f"review of {head}" in evidence, comment
+
+
+def unescaped(markdown: str) -> str:
+    """The comment's text without its Markdown escapes (`\\:` is `:`)."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def full_cases(points: Sequence[str]) -> list[str]:

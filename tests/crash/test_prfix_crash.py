@@ -30,6 +30,7 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:PATCH git/refs/{ref}:after",
+    "cleanup:github:PATCH git/refs/{ref}:after",
     "cleanup:github:POST pulls/{n}/comments/{n}/replies:after",
 ]
 
