@@ -97,6 +97,7 @@ def build_serve(
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
         hooks.made_of = serve.last_made
+        hooks.heads_of = serve.last_heads  # the check runs a later settle completes
         hooks.announced = serve.journal_progress  # `holon report`'s time to first comment
     waits.to = serve.journal_wait
     notes.to = serve.github_note

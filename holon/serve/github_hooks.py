@@ -274,6 +274,9 @@ class GitHubHooks:
         # What the subject's current unit published (its pull request, its commit), as the
         # state recorded it: a comment settled by a later step still shows it.
         self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
+        # The head of the subject's current run and the commit its fix moved the pull request
+        # to: a settle by a later pass (`resettle`) completes their check runs too.
+        self.heads_of: Callable[[str], tuple[str | None, str | None]] = lambda s: (None, None)
         # What each subject's skill runs spent in this process (the handoff's usage line).
         self.spent: dict[str, Spend] = {}
         # Subjects whose comment a settle failed to write, and those written since: the serve
@@ -420,20 +423,34 @@ class GitHubHooks:
         # Remembered before the write: a failed write still leaves the step its handoff.
         key = intent.target.subject()
         self.settled[key] = Settled(handoff, None)
-        outcome = settle(self.scope, subject, handoff)
+        try:
+            outcome = settle(self.scope, subject, handoff)
+        finally:
+            # The check runs are completed even when the comment's write failed: a check run
+            # left in progress would hold the pull request (a failed write is raised after).
+            head = intent.args.get("head_sha")
+            moved_to = made.sha if made is not None else None
+            if intent.args.get("skill") != PUBLISH or skill != FIX:
+                moved_to = None
+            self._settle_checks(subject, head, moved_to, handoff)
         url = outcome.output.get("url")
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
-        head = intent.args.get("head_sha")
+
+    def _settle_checks(
+        self, subject: Subject, head: object, moved_to: str | None, handoff: Handoff
+    ) -> None:
+        """Complete the check run of the run's head and, when a fix's commit moved the pull
+        request's head, the new head's (GitHub shows that commit's checks: it carries the
+        outcome too, created completed, never in progress)."""
         if subject.kind != "pull_request" or not isinstance(head, str) or not head:
             return
         from holon.github.checks import settle_check  # check runs: pull requests only
 
-        settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
-        moved_to = made.sha if made is not None else None
-        if intent.args.get("skill") == PUBLISH and skill == FIX and moved_to and moved_to != head:
-            # The fix's commit is the pull request's head now: GitHub shows that commit's
-            # checks, so it carries the outcome too (created completed, never in progress).
-            settle_check(self.scope, subject, moved_to, handoff, run_url=self.run_url)
+        try:
+            settle_check(self.scope, subject, head, handoff, run_url=self.run_url)
+        finally:
+            if moved_to and moved_to != head:
+                settle_check(self.scope, subject, moved_to, handoff, run_url=self.run_url)
 
     def _cut_short(
         self, intent: ActionIntent, closure: ClosureRecord
@@ -462,14 +479,24 @@ class GitHubHooks:
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
 
     def settle_subject(
-        self, subject: str, closure: ClosureRecord, *, recorded: tuple[str, ...] = ()
+        self,
+        subject: str,
+        closure: ClosureRecord,
+        *,
+        recorded: tuple[str, ...] = (),
+        checks: bool = False,
     ) -> None:
         """Settle `subject`'s comment with a closure decided after its passes (a re-activation:
         still continuing, or a spent budget's operator wait): the comment this step settled
-        for it, with what that said it made, else the one of its current work."""
-        self._guarded("settle", self._settle_subject, subject, closure, recorded, subject=subject)
+        for it, with what that said it made, else the one of its current work. `checks`: its
+        current run's check runs too (a settle an earlier pass failed to write)."""
+        self._guarded(
+            "settle", self._settle_subject, subject, closure, recorded, checks, subject=subject
+        )
 
-    def _settle_subject(self, key: str, closure: ClosureRecord, recorded: tuple[str, ...]) -> None:
+    def _settle_subject(
+        self, key: str, closure: ClosureRecord, recorded: tuple[str, ...], checks: bool = False
+    ) -> None:
         from holon.closure.handoff import HandoffContext, build_handoff
         from holon.closure.handoff import Subject as HandoffSubject
 
@@ -494,7 +521,11 @@ class GitHubHooks:
             context = context.model_copy(update={"state": [*kept, *recorded]})
         handoff = build_handoff(closure.closure(), closure.report(), context)
         self.settled[key] = Settled(handoff, before.comment_url if before else None)
-        outcome = settle(self.scope, subject, handoff)
+        try:
+            outcome = settle(self.scope, subject, handoff)
+        finally:
+            if checks:
+                self._settle_checks(subject, *self.heads_of(key), handoff)
         url = outcome.output.get("url")
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
 

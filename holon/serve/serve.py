@@ -15,6 +15,7 @@ on: one bad delivery never stops the serve or the deliveries behind it.
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -64,6 +65,9 @@ if TYPE_CHECKING:
     import github
 
     from holon.github.access import Pull
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass
@@ -604,6 +608,30 @@ class Serve:
             except ValidationError:
                 return None  # a restored state is not trusted: nothing shown
         return None
+
+    def last_heads(self, subject: str) -> tuple[str | None, str | None]:
+        """The head sha of `subject`'s current unit's latest skill run (not publishing), and
+        the commit a fix's publishing moved the pull request to: the check runs its comment's
+        settle completes (None: none; a restored value that is no sha is not one)."""
+        from holon.controller.ledger import current_unit, sort_key
+        from holon.github.publish_handler import SKILL as PUBLISH
+
+        if self.controller is None:
+            return None, None
+        unit = current_unit(self.controller.ledger.intent_records(subject))
+        runs = [
+            r
+            for r in unit
+            if r.data.get("type") == "run_skill" and r.data.get("skill") not in (None, PUBLISH)
+        ]
+        if not runs:
+            return None, None
+        latest = max(runs, key=sort_key)
+        head = latest.data.get("head_sha")
+        head = head if isinstance(head, str) and _SHA.fullmatch(head) else None
+        made = self.last_made(subject) if latest.data.get("skill") == "github-pr-fix" else None
+        moved = made.sha if made is not None and made.sha and _SHA.fullmatch(made.sha) else None
+        return head, moved
 
     def closures(self) -> dict[str, ClosureRecord]:
         """The closure of every subject this run settled that has one (docs/serve.md)."""

@@ -5,7 +5,8 @@ leave a subject's comment saying `working`, or `finished` without the pull reque
 for good: a re-run of the job decides its event as a duplicate, and nothing else settles the
 comment. So the serve keeps each such subject in its state (`meta` record `unsettled:<subject>`)
 and, after each later pass (the re-run, the next event, a tick), settles its comment again from
-the closure the state holds. A written comment drops the record.
+the closure the state holds, and completes the check runs of its current run (the run's head
+and the commit a fix moved the pull request to). A written comment drops the record.
 
 The record is restored state, so it is not trusted: the subject must be one Holon writes in
 (`issue:N` or `pull_request:N`), and its comment is rebuilt from the state's own closure, never
@@ -33,7 +34,9 @@ class Settling(Protocol):
     unsettled: set[str]
     resettled: set[str]
 
-    def settle_subject(self, subject: str, closure: ClosureRecord) -> None: ...
+    def settle_subject(
+        self, subject: str, closure: ClosureRecord, *, checks: bool = False
+    ) -> None: ...
 
 
 def keep(state: ServeState, hooks: Settling, now: datetime, writer: str) -> set[str]:
@@ -68,7 +71,7 @@ def resettle(
             # Nothing to say (no closure, or a restored one that does not read): not kept.
             state.delete("meta", record.key, at=now, writer=writer)
             continue
-        hooks.settle_subject(subject, closure)
+        hooks.settle_subject(subject, closure, checks=True)
     keep(state, hooks, now, writer)
 
 

@@ -70,6 +70,8 @@ SAMPLE: list[Case] = [
     ("PATCH", "git/update-ref", 0, "accepted_then_timeout"),
     ("POST", "pulls/create-reply-for-review-comment", 0, "5xx"),
     ("GET", "git/get-ref", 0, "404"),
+    # The settle's comment write fails: the check runs are completed all the same.
+    ("PATCH", "issues/update-comment", 0, "5xx"),
 ]
 # The ref update's answer is lost and reading the branch back is refused (twice): whether the
 # fix is on the branch is unknown. Not pushed again, not `failed`: the work waits on the

@@ -61,6 +61,8 @@ SAMPLE: list[Case] = [
     ("POST", "pulls/create-review", 0, "accepted_then_timeout"),
     ("GET", "pulls/list-reviews", 1, "secondary_rate_limit"),
     ("POST", "checks/create", 0, "403"),
+    # The check run's completion is refused: the re-run's settle completes it.
+    ("PATCH", "checks/update", 0, "403"),
 ]
 # The review's answer is lost and reading the reviews back is refused (twice): whether GitHub
 # has the review is unknown. Not posted again (it could double), not `failed` (it may be

@@ -27,7 +27,8 @@ class Hooks:
         self.fail = fail
         self.settled: list[str] = []
 
-    def settle_subject(self, subject: str, closure: ClosureRecord) -> None:
+    def settle_subject(self, subject: str, closure: ClosureRecord, *, checks: bool = False) -> None:
+        assert checks  # a later pass completes the check runs too
         self.settled.append(subject)
         (self.unsettled if self.fail else self.resettled).add(subject)
 
