@@ -84,9 +84,10 @@ class _Stopper:
         (the runner's, after its SIGINT) would kill the process and lose its exit code."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        from holon.runner.held_signals import forget_handled_interrupt
+        if self.signalled:
+            from holon.held_signals import forget_handled_interrupt
 
-        forget_handled_interrupt()  # the interruption was handled: the exit code stands
+            forget_handled_interrupt()  # the interruption was handled: the exit code stands
 
 
 def main(args: argparse.Namespace) -> int:

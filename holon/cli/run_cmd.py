@@ -147,7 +147,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
     except (Interrupted, KeyboardInterrupt):
-        from holon.runner.held_signals import forget_handled_interrupt
+        from holon.held_signals import forget_handled_interrupt
 
         forget_handled_interrupt()  # handled: `holon` exits 130, not by SIGINT
         raise

@@ -31,8 +31,8 @@ from holon.contract.layout import (
 )
 from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
+from holon.held_signals import HeldSignals
 from holon.runner.backend import BackendOptions, Execution, Job
-from holon.runner.held_signals import HeldSignals
 from holon.runner.model_keys import proxy_model_keys
 from holon.size import parse_size
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from holon.contract.layout import ENV_RUN_ID, Layout
 from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
+from holon.held_signals import HeldSignals
 from holon.runner.backend import BackendOptions, Execution, Job
-from holon.runner.held_signals import HeldSignals
 from holon.runner.model_keys import proxy_model_keys
 from holon.runner.reaper import ENV_RUN_TAG, children_of_self, end_run, run_tag, subreaper
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from holon.crashpoints import SIGNAL_ENV, signal_point
+from holon.held_signals import HeldSignals
 from holon.runner.docker_backend import RUN_LABEL
-from holon.runner.held_signals import HeldSignals
 from tests.conftest import AGENT_SCRIPT
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
@@ -230,7 +230,7 @@ def test_a_handled_interrupt_exits_with_its_code(forget: bool, tmp_path: Path) -
         pytest.skip("this interpreter keeps no such flag")
     script = (
         "import ctypes, sys\n"
-        "from holon.runner.held_signals import forget_handled_interrupt\n"
+        "from holon.held_signals import forget_handled_interrupt\n"
         "ctypes.c_int.in_dll(ctypes.pythonapi, '_Py_UnhandledKeyboardInterrupt').value = 1\n"
         f"{'forget_handled_interrupt()' if forget else 'pass'}\n"
         "sys.exit(130)\n"
