@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from holon.closure.evidence import Question
 from holon.controller.memory import (
@@ -245,3 +248,28 @@ def test_the_brief_is_json_ready_and_says_what_failed() -> None:
     assert brief["recent"][0]["outcome"] == "failure"
     assert brief["open_question"] is None
     assert memory_brief(None)["attempts_total"] == 0
+
+
+def test_an_empty_memory_is_the_validated_default_and_calls_no_default_factory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic.fields import FieldInfo
+
+    from holon.controller.memory import SubjectMemory
+    from holon.controller.memory_update import empty
+
+    validated = SubjectMemory(subject="o/r#issue:1")
+    # pydantic's default factories cost an `inspect.signature` each (0.5 ms a memory): an
+    # empty memory, made for every new subject, gives every field itself.
+    calls: list[str] = []
+    real: Any = FieldInfo.get_default
+
+    def counted(self: FieldInfo, *args: Any, **kwargs: Any) -> Any:
+        calls.append(repr(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FieldInfo, "get_default", counted)
+    made = empty("o/r#issue:1")
+    assert calls == []
+    assert made == validated
+    assert made.model_dump() == validated.model_dump()
