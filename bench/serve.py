@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,10 @@ def make_replay(path: Path, count: int, *, light: bool = False) -> None:
             out.write(json.dumps({"event": event, "delivery": f"d{i}", "payload": payload}) + "\n")
 
 
-def run_serve(replay: Path, state_dir: Path) -> float:
+def run_serve(
+    replay: Path, state_dir: Path, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Seconds of one replay through `holon serve` by `clock` (bench.storm: CPU time)."""
     options = ServeOptions(
         state_dir=state_dir,
         replay=[replay],
@@ -94,12 +98,12 @@ def run_serve(replay: Path, state_dir: Path) -> float:
         checkpoint_every=CHECKPOINT_EVERY,
         checkpoint_seconds=3600,
     )
-    start = time.perf_counter()
+    start = clock()
     serve = Serve(options, facts=StaticFacts())
     serve.open()
     serve.run()
     serve.close()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def run_floor(replay: Path, state_dir: Path) -> float:

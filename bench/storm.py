@@ -21,9 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import Row, collect, judged, record, remove_tree
-from bench.serve import CHECKPOINT_EVERY, EXAMPLES
-from holon.controller.facts import StaticFacts
-from holon.serve.serve import Serve, ServeOptions
+from bench.serve import EXAMPLES, run_serve
 
 SLACK = 1.25
 ISSUE = 4242
@@ -45,24 +43,6 @@ def make_storm(path: Path, count: int) -> None:
             out.write(json.dumps(line) + "\n")
 
 
-def run_serve_cpu(replay: Path, state_dir: Path) -> float:
-    """CPU seconds of one replay through `holon serve` (as bench.serve runs it)."""
-    options = ServeOptions(
-        state_dir=state_dir,
-        replay=[replay],
-        dry_run=True,
-        once=True,
-        checkpoint_every=CHECKPOINT_EVERY,
-        checkpoint_seconds=3600,
-    )
-    start = time.process_time()
-    serve = Serve(options, facts=StaticFacts())
-    serve.open()
-    serve.run()
-    serve.close()
-    return time.process_time() - start
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.storm", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, do not judge")
@@ -79,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(rounds):
             for n in (small, large):  # alternating: both sizes see the same load
                 state_dir = work / f"serve-{n}-{r}"
-                seconds = run_serve_cpu(work / f"storm-{n}.ndjson", state_dir)
+                seconds = run_serve(work / f"storm-{n}.ndjson", state_dir, time.process_time)
                 per_event[n].append(seconds / n)
                 print(f"  {n} comments on one issue, round {r + 1}/{rounds}: {seconds:.2f} s CPU")
                 remove_tree(state_dir)

@@ -68,6 +68,14 @@ def read_path(path: str, limit: int) -> bytes:
         if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise InvalidInput("-: standard input is closed")
         return read_stream(sys.stdin.buffer, limit, "standard input")
+    handle, _ = open_path(path)
+    with handle:
+        return read_stream(handle, limit, path)
+
+
+def open_path(path: str) -> tuple[IO[bytes], int]:
+    """A file named on the command line, opened for reading, and its mode: a missing,
+    unreadable or directory path is one InvalidInput line, never a traceback."""
     try:
         # O_NONBLOCK: a FIFO with no writer must not hang the open; reads below still block.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -75,12 +83,12 @@ def read_path(path: str, limit: int) -> bytes:
         raise InvalidInput(f"file not found: {path}") from None
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-    if stat.S_ISDIR(os.fstat(fd).st_mode):  # fdopen would raise IsADirectoryError, a traceback
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):  # fdopen would raise IsADirectoryError, a traceback
         os.close(fd)
         raise InvalidInput(f"cannot read {path}: a directory, not a file")
     os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as handle:
-        return read_stream(handle, limit, path)
+    return os.fdopen(fd, "rb"), mode
 
 
 def read_text(path: str, limit: int, what: str) -> str:

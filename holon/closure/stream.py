@@ -152,20 +152,10 @@ class _Fold:
 
 
 def _open(path: str) -> tuple[IO[bytes], bool]:
-    """`path` opened for reading (as jsonio.read_path opens it) and whether it is a regular
-    file, which alone can be read twice."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InvalidInput(f"file not found: {path}") from None
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISDIR(mode):
-        os.close(fd)
-        raise InvalidInput(f"cannot read {path}: a directory, not a file")
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb"), stat.S_ISREG(mode)
+    """`path` opened for reading and whether it is a regular file, which alone can be read
+    twice."""
+    handle, mode = jsonio.open_path(path)
+    return handle, stat.S_ISREG(mode)
 
 
 def _items(handle: IO[bytes], source: str) -> Iterator[tuple[str, Any]]:
