@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +41,21 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         raise RuntimeError(f"test tried to reach the network: {address!r}")
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """Each test starts with Python's own SIGINT/SIGTERM handlers and leaves them so: an
+    in-process `holon action` ignores both once it has unwound, and a test after it that
+    delivers a signal would see nothing happen."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 SYSTEM_TEMP = tempfile.gettempdir()

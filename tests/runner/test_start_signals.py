@@ -145,16 +145,6 @@ def test_held_signals_are_delivered_on_release(handlers: list[int]) -> None:
 
 
 def test_a_raising_handler_unwinds_from_release_with_every_handler_back() -> None:
-    # Python's own handler, whatever an earlier test in this process left (an in-process
-    # `holon action` ignores SIGINT once it has unwound).
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        _raising_handler_unwinds()
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
-def _raising_handler_unwinds() -> None:
     reached = []
 
     def held_interrupt() -> None:
