@@ -13,9 +13,11 @@ secondary limits anywhere, are sent again by the client: one step fails each of 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from tests.faults.pr_story import Kind, check_pr_truth, dump, first_pr_step
 from tests.faults.story import assert_exit_clean, run_again
@@ -97,3 +99,21 @@ def transparent(story: Sequence[tuple[str, str]]) -> list[Fault]:
     return faults + [
         Fault("secondary_rate_limit", operation=op, method=m, retry_after=0) for m, op in routes
     ]
+
+
+def retried_story(tmp: Path, kind: Kind, story: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The story with every route's first call failing in a way the client sends again
+    (`transparent`): it ends as the clean one, in one step, and makes the calls of `story`
+    besides the ones sent again. What it left on GitHub (`check_pr_truth`)."""
+    with LoopbackGitHub(token=TOKEN) as server:
+        faults = transparent(story)
+        done = first_pr_step(tmp, server, kind, *faults)
+        made = Counter((c.method, str(c.operation)) for c in server.calls)
+        again = Counter((f.method or "", str(op)) for _, op, f in server.faults.fired)
+        assert done.first_done.returncode == 0, done.first_done.stderr
+        seen = check_pr_truth(done, kind, final=True)
+    server.assert_clean()
+    assert len(server.faults.fired) == len(faults)
+    # The order of a few reads depends on timing; the calls and their counts do not.
+    assert made - again == Counter(story), f"the story's calls changed: update STORY: {made}"
+    return seen

@@ -151,9 +151,9 @@ def test_the_story_makes_the_recorded_calls(tmp_path: Path) -> None:
         made = [(c.method, str(c.operation)) for c in server.calls]
         # The comment is settled once, after the pull request exists: never `finished`
         # before it (the run's settle waits for its publishing's pass).
-        writes = [op for method, op in made if method != "GET"]
-        assert writes[-2:] == ["pulls/create", "issues/update-comment"], writes
-        assert writes.count("issues/update-comment") == 1, writes
+        sent = [op for method, op in made if method != "GET"]
+        assert sent[-2:] == ["pulls/create", "issues/update-comment"], sent
+        assert sent.count("issues/update-comment") == 1, sent
         # A clean story finished; a re-run of its job changes nothing on GitHub.
         check_truth(story, final=True)
         assert story.outcome() == "finished"
