@@ -25,6 +25,7 @@ from tests.crash.story import (
     run,
     trace,
 )
+from tests.faults.pr_faults import FULL
 from tests.faults.pr_story import BRANCH, SKILL, Kind, check_pr_truth, pr_step, pull_of
 from tests.faults.story import Story
 from tests.support.actions_env import ActionsEnv
@@ -176,3 +177,13 @@ def crash_cases(tmp: Path, kind: Kind, points: Sequence[str]) -> list[str]:
 
     with ThreadPoolExecutor(WORKERS) as pool:
         return [p for p in pool.map(one, range(len(points))) if p]
+
+
+def killed_at_each_point(tmp: Path, kind: Kind, families: set[str], sample: list[str]) -> None:
+    """The story passes exactly `families` of write points; killed at each (`sample` by
+    default, every passing with HOLON_FAULTS_FULL=1), then run again, it ends consistent."""
+    points = traced(tmp / "trace", kind)
+    assert {family(p) for p in points} == families, sorted({family(p) for p in points})
+    assert set(sample) <= set(points) | {f"cleanup:{p}" for p in points}
+    problems = crash_cases(tmp, kind, full_cases(points) if FULL else sample)
+    assert not problems, "\n".join(problems)

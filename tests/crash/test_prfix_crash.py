@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.crash.pr_crash import crash_cases, family, full_cases, traced
-from tests.faults.pr_faults import FULL
+from tests.crash.pr_crash import killed_at_each_point
 
 # Every write point the clean story passes (a new one must be added here).
 FAMILIES = {
@@ -36,8 +35,4 @@ SAMPLE = [
 
 
 def test_killed_at_each_write_point_then_run_again(tmp_path: Path) -> None:
-    points = traced(tmp_path / "trace", "fix")
-    assert {family(p) for p in points} == FAMILIES, sorted({family(p) for p in points})
-    assert set(SAMPLE) <= set(points) | {f"cleanup:{p}" for p in points}
-    problems = crash_cases(tmp_path, "fix", full_cases(points) if FULL else SAMPLE)
-    assert not problems, "\n".join(problems)
+    killed_at_each_point(tmp_path, "fix", FAMILIES, SAMPLE)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.crash.pr_crash import crash_cases, family, full_cases, traced
-from tests.faults.pr_faults import FULL
+from tests.crash.pr_crash import killed_at_each_point
 
 FAMILIES = {
     "state.save", "journal.events", "journal.decisions", "journal.actions",
@@ -31,8 +30,4 @@ SAMPLE = [
 
 
 def test_killed_at_each_write_point_then_run_again(tmp_path: Path) -> None:
-    points = traced(tmp_path / "trace", "review")
-    assert {family(p) for p in points} == FAMILIES, sorted({family(p) for p in points})
-    assert set(SAMPLE) <= set(points) | {f"cleanup:{p}" for p in points}
-    problems = crash_cases(tmp_path, "review", full_cases(points) if FULL else SAMPLE)
-    assert not problems, "\n".join(problems)
+    killed_at_each_point(tmp_path, "review", FAMILIES, SAMPLE)
