@@ -381,3 +381,39 @@ def test_serve_once_over_a_damaged_closure_record_neither_crashes_nor_trusts_it(
     assert done.returncode == 3, done.stderr  # the dry run is work still to do
     stored = json.loads((state / "state.json").read_text())["records"]["closure:issue:1"]
     assert stored["data"]["closure_outcome"] == "continuable"
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        b'{"id":"x","source":"r","at":"2026-01-01T00:00:00Z","kind":"text","text":"\\ud800"}',
+        b'{"id":"x","source":"r","at":"2026-01-01T00:00:00Z","kind":"text","text":NaN}',
+        b'{"id":"x","source":"r","at":"2026-01-01T00:00:00Z","kind":"text","text":1e999}',
+        b'{"id":"x","source":"r","at":"2026-01-01T00:00:00Z","kind":"text","text":"\xff\xfe"}',
+        b"[" * 200 + b"]" * 200,
+        b'{"id":"x","source":"r","at":',  # the file ends inside an item
+    ],
+    ids=["surrogate", "nan", "huge-number", "not-utf8", "deep", "truncated"],
+)
+def test_a_streamed_evidence_file_with_a_hostile_item_is_one_line_and_64(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    poison: bytes,
+) -> None:
+    """`holon closure derive FILE` past the in-memory limit reads items one at a time: every
+    rule of Holon's JSON input still holds there, named in one line, never a traceback."""
+    from holon.closure import stream
+
+    monkeypatch.setattr(stream, "MAX_DOCUMENT_BYTES", 10)  # streamed, no whole-document re-read
+    good = b'{"id":"g%d","source":"r","at":"2026-01-01T00:00:00Z","kind":"text","text":"t"}'
+    items = b",".join(good % i for i in range(50))
+    path = tmp_path / "ev.json"
+    path.write_bytes(
+        b'{"items":[' + items + b"," + poison + (b"]}" if b'at":' not in poison[-5:] else b"")
+    )
+    assert main(["closure", "derive", str(path)]) == 64
+    err = capsys.readouterr().err.strip()
+    assert err, err
+    assert "\n" not in err, err
+    assert "Traceback" not in err, err
