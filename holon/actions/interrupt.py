@@ -22,14 +22,12 @@ from holon.actions.conclude import conclude
 from holon.actions.config import ActionConfig
 from holon.actions.result import StepResult
 from holon.actions.step import main_finished
+from holon.closure.derive import CUT_SHORT
 from holon.errors import InvalidInput
 from holon.gateway.envelope import EventEnvelope
 from holon.state.store import STATE
 
-REASON = (
-    "Holon's step was cut short before it finished (the workflow run was cancelled or timed "
-    "out, or the step was killed)"
-)
+REASON = CUT_SHORT  # the closure of a cancelled workflow run's interruption says the same
 
 
 def run_cleanup(
@@ -50,16 +48,18 @@ def run_cleanup(
     from holon.actions.single import build_step_serve, quiet_writes, step_policy
 
     envelope = _event(env, config, clock())
-    serve = build_step_serve(env, config, step_policy(config), clock=clock, say=quiet_writes(say))
-    _tell_cut_short(serve)
+    policy = step_policy(config)
+    serve = build_step_serve(env, config, policy, clock=clock, say=quiet_writes(say))
+    _tell_cut_short(serve, policy.settings.publish.branch_template)
     serve.open(interrupted=REASON, actor=config.actor)
     serve.close()
     return conclude(serve, envelope, config, [REASON])
 
 
-def _tell_cut_short(serve: Any) -> None:
+def _tell_cut_short(serve: Any, branch_template: str) -> None:
     """The serve's GitHub hooks settle the runs as cut short, looking up what GitHub holds of a
-    publish each cut (through the serve's client, read-only)."""
+    publish each cut (through the serve's client, read-only; a solve's branch by the policy's
+    `branch_template`)."""
     from holon.serve.github_hooks import CutShort, GitHubHooks
 
     hooks, client = serve.hooks, serve.context_client
@@ -72,7 +72,7 @@ def _tell_cut_short(serve: Any) -> None:
 
     login, workflow = hooks.scope.login, hooks.scope.workflow
     hooks.cut_short = CutShort(
-        REASON, lambda intent: found_on_github(client, login, workflow, intent)
+        REASON, lambda intent: found_on_github(client, login, workflow, intent, branch_template)
     )
 
 

@@ -45,6 +45,13 @@ RuleName = Literal[
 ]
 OperatorWait = Literal["question", "interruption", "other"]
 
+# What a step cut short is said to be (`holon action`'s cleanup, fan-out's settle after a
+# cancelled decide job: an interruption `cancelled_workflow`): no user stopped it.
+CUT_SHORT = (
+    "Holon's step was cut short before it finished (the workflow run was cancelled or timed "
+    "out, or the step was killed)"
+)
+
 _FAILED_STATES = ("failed", "timed_out")
 _STOPPED_STATES = ("cancelled", "interrupted")
 
@@ -135,6 +142,9 @@ class _Facts:
         self.questions = _Group(ids())
         self.operator_waits = _Group(ids())
         self.interruptions = _Group(ids())
+        # The first interruption item: it says who stopped the work and how, where the runs
+        # it cancelled (in `interruptions` too, often first) say only that they stopped.
+        self.interruption: InterruptionItem | None = None
         self.needs_human = _Group(ids())
         self.active_blocking = _Group(ids())
         self.blocking_tasks: set[str] = set()
@@ -235,6 +245,8 @@ def _timer_key(wait: WaitItem) -> tuple[datetime, str]:
 
 def _on_interruption(item: InterruptionItem, facts: _Facts) -> None:
     facts.interruptions.add(item)
+    if facts.interruption is None or _key(item) < _key(facts.interruption):
+        facts.interruption = item
 
 
 def _on_work(item: WorkItem, facts: _Facts) -> None:
@@ -344,10 +356,12 @@ def _terminal_failure(f: _Facts) -> _Decision | None:
 
 def _blocking_wait(f: _Facts) -> _Decision | None:
     if f.interruptions:
-        first = f.interruptions.first
+        first = f.interruption or f.interruptions.first
         how = first.by if isinstance(first, InterruptionItem) else getattr(first, "state", "")
         actor = first.actor if isinstance(first, InterruptionItem) else None
         detail = f"stopped by {actor or 'the user'} ({how})"
+        if how == "cancelled_workflow":
+            detail = CUT_SHORT
         return _Decision(
             "waiting",
             "awaiting_operator_input",

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from holon import markdown
-from holon.closure.derive import Closure
+from holon.closure.derive import CUT_SHORT, Closure
 from holon.closure.evidence import Question
 from holon.closure.lifecycle import LifecycleOutcome
 from holon.closure.mapping import Headline, Report
@@ -162,11 +162,17 @@ def _next_step(closure: Closure, report: Report, ctx: HandoffContext) -> NextSte
 def build_handoff(closure: Closure, report: Report, context: HandoffContext) -> Handoff:
     """The handoff for a derived closure; prose from outside has its softeners removed, the
     operator's question is kept exactly."""
+    cut_short = context.cut_short
+    if cut_short is None and report.headline == "interrupted" and closure.detail == CUT_SHORT:
+        # The closure says the step was cut short (a cancelled workflow run), whoever settles
+        # its comment: a later pass writing the handoff the cleanup failed to write says so too.
+        cut_short = CUT_SHORT
     ctx = context.model_copy(
         update={
             "evidence": [s for s in (strip_softeners(e) for e in context.evidence) if s],
             "details": strip_softeners(context.details) if context.details else None,
             "title": strip_softeners(context.title) if context.title else None,
+            "cut_short": cut_short,
         }
     )
     question = closure.question

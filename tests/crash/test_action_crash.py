@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from holon.closure.derive import CUT_SHORT
+from tests.crash.pr_crash import unescaped
 from tests.crash.story import (
+    BRANCH,
     STORY,
     assert_consistent,
     crash_at,
@@ -24,6 +27,7 @@ from tests.crash.story import (
     solve_step,
     trace,
 )
+from tests.support.github_fake.faults import Fault
 from tests.support.github_fake.loopback import LoopbackGitHub
 
 # The crash cases: every GitHub write answered (the ambiguous ones) and the pull request's before
@@ -117,3 +121,44 @@ def test_killed_while_publishing_then_cleanup_phase_then_run_again(
     assert closure["waiting_reason"] == "awaiting_operator_input"
     (comment,) = step.holon_comments(1)
     assert "cancelled or timed out" in comment or "operator" in comment, comment
+    # The closure stored in the state says what the comment says: cut short, not stopped.
+    assert closure["detail"] == CUT_SHORT, closure
+    assert "stopped by" not in comment, comment
+    assert "cut short" in comment, comment
+    # What GitHub holds of the publish it cut short is looked up and named (read-only): the
+    # branch at the run's commit, the pull request if it was opened; nothing sent again.
+    tip = step.repo.refs[BRANCH]
+    pulls = [i for i in step.repo.issues.values() if i.pull is not None]
+    evidence = unescaped(comment.partition("**Evidence**")[2].partition("**Handoff**")[0])
+    assert f"the fix commit {tip} was pushed" in evidence, comment
+    assert "none recorded" not in evidence, comment
+    if point == "github:POST git/refs:after":
+        assert not pulls
+        assert "no pull request was opened" in evidence, comment
+    else:
+        (pull,) = pulls
+        assert f"pull request #{pull.number} was opened" in evidence, comment
+        assert f"/pull/{pull.number}" in evidence, comment
+
+
+def test_a_cleanup_whose_comment_failed_is_settled_cut_short_by_the_next_run(
+    github_server: LoopbackGitHub, tmp_path: Path
+) -> None:
+    """The cleanup's comment write fails (the settle is kept unsettled in the state); the job
+    run again writes the handoff the comment lacks, with the same wording: cut short."""
+    step = solve_step(tmp_path, github_server)
+    crash_at(step, "github:POST git/refs:after")
+    github_server.faults.add(Fault("403", operation="issues/update-comment", times=99))
+    cleaned = run(step, HOLON_PHASE="cleanup")
+    github_server.faults.clear()
+    assert cleaned.returncode in (0, 1), cleaned.stdout + cleaned.stderr
+    assert any(f[1] == "issues/update-comment" for f in github_server.faults.fired)
+    (comment,) = step.holon_comments(1)
+    assert "`working`" in comment, comment  # the cleanup's write was refused
+    rerun(step)
+    closure = assert_consistent(step, github_server)
+    assert closure["detail"] == CUT_SHORT, closure
+    (comment,) = step.holon_comments(1)
+    assert "`userinterlude`" in comment, comment
+    assert "stopped" not in comment, comment
+    assert "cut short" in comment, comment

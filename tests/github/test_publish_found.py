@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import github
 
+from holon.github.marker import format_marker
 from holon.github.publish_found import found_on_github
 from holon.github.publish_text import RUN_TRAILER
 from holon.intent import ActionIntent, Target, make_intent
@@ -101,3 +102,75 @@ def test_only_a_publish_of_a_pull_requests_run_is_looked_up(
     )
     assert found_on_github(gh, LOGIN, "holon", publish_of(number, "not-a-sha")) is None
     assert not github_server.calls
+
+
+def solve_publish_of(number: int, run: str = RUN) -> ActionIntent:
+    intent = publish_of(number, "0" * 40, "github-issue-solve")
+    target = Target(repo=REPO, kind="issue", id=str(number))
+    args = {"skill": "github-publish", "inputs": {"run": run, "skill": "github-issue-solve"}}
+    return intent.model_copy(update={"target": target, "args": args})
+
+
+def test_a_solves_branch_and_pull_request_are_named(
+    github_server: LoopbackGitHub,
+    gh: github.Github,  # noqa: F811
+) -> None:
+    """A solve cut short between its push and its pull request, or after both: its branch is
+    found at this run's commit (its trailer), and Holon's pull request from it (its login and
+    marker); another's commit or pull request is never taken for the run's."""
+    repo = github_server.state.repos[REPO]
+    issue = repo.add_issue("Crash").number
+    intent = solve_publish_of(issue)
+    nothing = found_on_github(gh, LOGIN, "holon", intent)
+    assert nothing is not None
+    assert nothing.made is None
+    assert nothing.lines == (f"no fix commit was pushed: branch {BRANCH} does not exist",)
+    repo.refs[f"heads/{BRANCH}"] = repo.refs["heads/main"]
+    other = repo.put_file("calc.py", b"x\n", branch=BRANCH, message="someone else's")
+    found = found_on_github(gh, LOGIN, "holon", intent)
+    assert found is not None
+    assert found.made is None
+    assert found.lines == (
+        f"no fix commit of this run was pushed: branch {BRANCH} is at {other}, another's",
+    )
+    fix = repo.put_file("calc.py", b"y\n", branch=BRANCH, message=f"Fix\n\n{RUN_TRAILER}: {RUN}")
+    found = found_on_github(gh, LOGIN, "holon", intent)
+    assert found is not None
+    assert found.made is not None
+    assert (found.made.sha, found.made.number) == (fix, None)
+    assert found.lines == (
+        f"the fix commit {fix} was pushed: branch {BRANCH} is at it",
+        f"no pull request was opened from branch {BRANCH}",
+    )
+    body = format_marker("issue", str(issue), "holon", "github-issue-solve") + "\n\nFixes #1"
+    theirs = repo.add_pull("Mine", head=BRANCH, body=body)  # by octocat, not Holon
+    found = found_on_github(gh, LOGIN, "holon", intent)
+    assert found is not None
+    assert found.made is not None
+    assert found.made.number is None
+    assert found.lines[1].startswith(f"pull request #{theirs.number} from branch {BRANCH} is not")
+    theirs.state = "closed"
+    pull = repo.add_pull("Fix #1", head=BRANCH, body=body, user=LOGIN)
+    found = found_on_github(gh, LOGIN, "holon", intent)
+    assert found is not None
+    assert found.made is not None
+    assert (found.made.sha, found.made.number) == (fix, pull.number)
+    assert found.made.url is not None
+    assert found.made.url.endswith(f"/pull/{pull.number}")
+    assert found.lines[1] == f"pull request #{pull.number} was opened ({found.made.url})"
+    assert not [c for c in github_server.calls if c.method != "GET"]
+
+
+def test_a_solves_refused_look_up_names_the_issue_and_the_branch(
+    github_server: LoopbackGitHub,
+    gh: github.Github,  # noqa: F811
+) -> None:
+    repo = github_server.state.repos[REPO]
+    issue = repo.add_issue("Crash").number
+    github_server.faults.add(Fault("403", operation="git/get-ref", method="GET", times=9))
+    found = found_on_github(gh, LOGIN, "holon", solve_publish_of(issue))
+    assert found is not None
+    assert found.made is None
+    (said,) = found.lines
+    assert said.startswith("whether the fix commit and its pull request reached GitHub"), said
+    assert said.endswith(f"look at issue #{issue} and branch {BRANCH} before asking again"), said
