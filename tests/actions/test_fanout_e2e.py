@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from holon.actions.run_intake import artifact_name, take_run_outputs
+from holon.closure.derive import CUT_SHORT
+from holon.state.store import StateStore
 from tests.actions.step_support import LOGIN, REPO, Step, parse_outputs, payload, project
 from tests.e2e_actions.conftest import agent_script, holon_checks, pull_of, pulls
 from tests.e2e_actions.test_solve_story import BRANCH, FIXER, _holon_pr
@@ -453,9 +455,9 @@ def test_decide_died_after_its_progress_comment_settle_fails_it_in_place(
     assert "decide: failure" in settle.summary().replace("\\", "")
 
 
-def test_a_cancelled_decide_settles_as_the_users_interruption(
-    github_server: Any, tmp_path: Path
-) -> None:
+def test_a_cancelled_decide_settles_as_cut_short(github_server: Any, tmp_path: Path) -> None:
+    """A cancelled decide job is an interruption no user asked for: the handoff and the stored
+    closure say the step was cut short, not that someone stopped the work."""
     story = PullStory(tmp_path, github_server)
     story.decide()
     settle, done = story.settle(None, {}, "", HOLON_DECIDE_RESULT="cancelled")
@@ -464,6 +466,13 @@ def test_a_cancelled_decide_settles_as_the_users_interruption(
     assert settled["closure_outcome"] == "waiting"
     (comment,) = story.first.holon_comments(story.number)
     assert "cancelled" in comment
+    assert "cut short" in comment, comment
+    assert "stopped" not in comment, comment
+    handoff = json.loads(settled["handoff"])
+    assert "cut short" in handoff["next"]["action"], handoff
+    stored = StateStore(settle.state_dir).load().get("closure", f"pull_request:{story.number}")
+    assert stored is not None
+    assert stored.data["detail"] == handoff["closure"]["detail"] == CUT_SHORT, stored.data
     assert github_server.count("issues/create-comment") == 1
     (check,) = holon_checks(story.repo)
     assert (check["status"], check["conclusion"]) == ("completed", "neutral")
