@@ -8,7 +8,8 @@ base, on branch `holon/issue-<n>`, and a draft pull request linked to the issue 
 Holon's open one updated). For a pull request (`github-pr-fix`): one commit on the pull
 request's own branch, only when that branch is in this repository and still at the head the
 run started from. Every check that can refuse runs before any write; the branch moves last,
-so a failure leaves nothing half-pushed (unreferenced objects at most, which GitHub collects).
+so a failure leaves nothing half-pushed (unreferenced objects at most, which GitHub collects);
+only opening the pull request comes after it, and its failure says the branch moved.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import github
 
-from holon.github.errors import PublishError
+from holon.github.errors import GitHubError, PublishError
 from holon.github.logins import same_login
 from holon.github.marker import format_marker
 from holon.github.outcome import EffectOutcome
@@ -33,6 +34,15 @@ from holon.github.publish_ref import BranchPlan, move_branch, plan_branch
 from holon.github.publish_request import PublishRequest
 from holon.github.publish_text import commit_message, pr_body, title
 from holon.refnames import branch_problem
+
+
+class PushedThenFailed(Exception):
+    """The fix commit is on the branch (`pushed`), and a later call failed (`cause`): opening
+    the pull request, or a pr-fix's replies."""
+
+    def __init__(self, pushed: EffectOutcome, cause: GitHubError) -> None:
+        super().__init__(str(cause))
+        self.pushed, self.cause = pushed, cause
 
 
 def checked_changes(patch: bytes, policy: PublishPolicy) -> list[FileChange]:
@@ -58,7 +68,8 @@ def publish_change(
     summary: str = "",
     policy: PublishPolicy | None = None,
 ) -> EffectOutcome:
-    """Publish `patch` as `request` says; PublishError (nothing pushed) when it cannot be."""
+    """Publish `patch` as `request` says; PublishError (nothing pushed) when it cannot be,
+    PushedThenFailed when the branch moved and opening the pull request then failed."""
     policy = policy or PublishPolicy()
     changes = checked_changes(patch, policy)
     api = RepoApi(gh, request.repo)
@@ -83,7 +94,11 @@ def publish_change(
     notes = [] if plan.done is None else ["the branch already had this run's commit"]
     performed = plan.done is None
     if request.kind == "issue":
-        pull = _pull_request(api, login, request, policy, summary, branch)
+        try:
+            pull = _pull_request(api, login, request, policy, summary, branch)
+        except GitHubError as exc:  # the branch is at the run's commit: never "nothing pushed"
+            pushed = EffectOutcome("publish", performed, output, "; ".join(notes))
+            raise PushedThenFailed(pushed, exc) from exc
         output.update(
             pull_request=pull.number, pull_request_url=pull.url, pull_request_action=pull.action
         )

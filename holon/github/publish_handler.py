@@ -14,12 +14,12 @@ only a run the runner judged a success), then by the run's skill:
 | github-review | post_review (review.json, review.md as its body) |
 
 A `PublishError` is a failed attempt whose error is its reason, message and evidence in one
-line; any other `GitHubError` its one line. A pr-fix whose commit was pushed before a later call
-failed (a reply refused) is still a failed attempt, but not one that changed nothing: its error
-starts with the branch it moved and the commit it is at now, and its `output` names that commit,
-so the handoff says the branch moved. A success is recorded as a completed, successful
-host run (`run_status`, `run_outcome`), so the subject's closure reads publishing as the unit's
-last run; `output` names the pull request and the commit.
+line; any other `GitHubError` its one line. A solve or a pr-fix whose commit was pushed before a
+later call failed (the pull request's opening, a reply refused) is still a failed attempt,
+but not one that changed nothing: its error starts with the branch it moved and the commit it
+is at now, and its `output` names that commit, so the handoff says the branch moved. A success
+is recorded as a completed, successful host run (`run_status`, `run_outcome`), so the subject's
+closure reads publishing as the unit's last run; `output` names the pull request and the commit.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from holon.github.errors import GitHubError, PublishError
 from holon.github.logins import require_login
 from holon.github.neutralize import OutputRules
 from holon.github.outcome import EffectOutcome
-from holon.github.publish import PublishPolicy, publish_change
+from holon.github.publish import PublishPolicy, PushedThenFailed, publish_change
 from holon.github.publish_api import RepoApi
 from holon.github.publish_artifacts import RunArtifacts, read_artifacts
 from holon.github.publish_names import PUBLISHED, SKILL, valid_login, valid_run_id
@@ -192,14 +192,6 @@ class PublishHandler:
         note = "; ".join(n for n in (change.note, answered.note) if n)
         output = {**change.output, "replies": answered.output}
         return EffectOutcome("publish", change.performed or answered.performed, output, note)
-
-
-class PushedThenFailed(Exception):
-    """The fix commit is on the branch (`pushed`), and a later call failed (`cause`)."""
-
-    def __init__(self, pushed: EffectOutcome, cause: GitHubError) -> None:
-        super().__init__(str(cause))
-        self.pushed, self.cause = pushed, cause
 
 
 def _error_line(exc: GitHubError) -> str:
