@@ -33,6 +33,7 @@ from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
 from holon.held_signals import HeldSignals
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.engine import Engine, EngineError, Stream, create_body, socket_path
 from holon.runner.model_keys import proxy_model_keys
 from holon.size import parse_size
 
@@ -106,6 +107,8 @@ class DockerBackend:
         self.image: str = options.image
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
         self._client: Any = None
+        # The engine spoken to directly until the agent runs (`engine.py`), when it can be.
+        self._engine: Engine | None = None
         self._image_config: dict[str, Any] = {}
         self._removal: _Removal | None = None
 
@@ -134,6 +137,9 @@ class DockerBackend:
             self._client = None
 
     def preflight(self) -> None:
+        self._engine = None
+        if self._fast_preflight():
+            return
         from docker.errors import ImageNotFound
 
         try:
@@ -152,6 +158,25 @@ class DockerBackend:
             raise Unavailable(f"image {self.image!r} unavailable: {_one_line(exc)}") from None
         self._image_config = image.attrs.get("Config") or {}
         self._check_cpus()
+
+    def _fast_preflight(self) -> bool:
+        """The image's config read directly from the engine, without the SDK (`engine.py`);
+        False when that cannot be done or answered anything but the image: the SDK then asks."""
+        path = socket_path()
+        # A client already made (a test's, a caller's) is the one to use; a pull needs the SDK,
+        # and so does the check of --cpus against the engine's CPUs.
+        if self._client is not None or path is None or self.options.pull != "never":
+            return False
+        if self.options.cpus:
+            return False
+        engine = Engine(path)
+        try:
+            image = engine.inspect_image(self.image)
+        except EngineError:
+            return False
+        self._image_config = image.get("Config") or {}
+        self._engine = engine
+        return True
 
     def _check_cpus(self) -> None:
         """More CPUs than the engine has is refused at container create; say so before the run."""
@@ -207,27 +232,51 @@ class DockerBackend:
     def _create(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Any:
         """The agent's container, created (one call: the SDK's `containers.create` would
         inspect it afterwards, a round trip nothing here reads)."""
-        from docker.types import LogConfig, Mount
-
         paths = job.paths
-        mounts = [
-            Mount(str(CONTAINER_LAYOUT.input), str(paths.input), type="bind", read_only=True),
-            Mount(str(CONTAINER_LAYOUT.workspace), str(paths.workspace), type="bind"),
-            Mount(str(CONTAINER_LAYOUT.output), str(paths.output), type="bind"),
+        binds = [
+            (str(CONTAINER_LAYOUT.input), str(paths.input), True),
+            (str(CONTAINER_LAYOUT.workspace), str(paths.workspace), False),
+            (str(CONTAINER_LAYOUT.output), str(paths.output), False),
         ]
         if paths.git_objects is not None:
-            mounts.append(
-                Mount(CONTAINER_GIT_OBJECTS, str(paths.git_objects), type="bind", read_only=True)
-            )
+            binds.append((CONTAINER_GIT_OBJECTS, str(paths.git_objects), True))
         if proxy is not None and proxy.directory is not None:
             # Read-only: connecting to a socket needs no write access to the mount, and the
             # agent can neither replace the socket nor leave files there.
-            mounts.append(
-                Mount(CONTAINER_PROXY_DIR, str(proxy.directory), type="bind", read_only=True)
-            )
+            binds.append((CONTAINER_PROXY_DIR, str(proxy.directory), True))
         env.update(CONTAINER_LAYOUT.env())
         env[ENV_RUN_ID] = job.run_id
         network_mode, networking = self._network(proxy is not None)
+        if self._engine is not None:
+            body = create_body(
+                self.image,
+                env=env,
+                user=self.user,
+                working_dir=str(CONTAINER_LAYOUT.workspace),
+                labels={RUN_LABEL: job.run_id},
+                mounts=binds,
+                security_opt=["no-new-privileges"],
+                log_type="none",
+                network_mode=network_mode,
+                networking=networking,
+                nano_cpus=self._limits().get("nano_cpus"),
+                mem_limit=self._mem_limit,
+                **self._command(job.probe),
+            )
+            try:
+                ident = self._engine.create(body)
+            except EngineError:
+                # Refused or cut off: the SDK makes the call, and its answer is the run's.
+                self._engine = None
+            else:
+                signal_point("container.create:after")
+                return _Container(self, ident)
+        from docker.types import LogConfig, Mount
+
+        mounts = [
+            Mount(target, source, type="bind", read_only=read_only)
+            for target, source, read_only in binds
+        ]
         api = self.client.api
         host_config = api.create_host_config(
             mounts=mounts,
@@ -250,6 +299,15 @@ class DockerBackend:
         )
         signal_point("container.create:after")
         return self.client.containers.prepare_model({"Id": made["Id"]})
+
+    def _fast_attach(self, container: Any) -> Stream | None:
+        """The container's output stream from the engine directly, or None (the SDK attaches)."""
+        if self._engine is None or not isinstance(container, _Container):
+            return None
+        try:
+            return self._engine.attach(container.id)
+        except EngineError:
+            return None
 
     def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
         """The container's model keys kept on the host behind the run's key proxy."""
@@ -300,10 +358,15 @@ class DockerBackend:
             held.release()  # a signal that came meanwhile unwinds from here: the container goes
             if job.on_start is not None:
                 job.on_start()
-            streamer = self._streaming_client()
+            output = self._fast_attach(container)
+            if output is None:
+                streamer = self._streaming_client()
             try:
                 # Attached before the start, so not a byte is missed.
-                output = streamer.api.attach(container.id, stdout=True, stderr=True, stream=True)
+                if output is None:
+                    output = streamer.api.attach(
+                        container.id, stdout=True, stderr=True, stream=True
+                    )
                 pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
                 pump.start()
                 container.start()
@@ -363,6 +426,43 @@ class DockerBackend:
             error,
             cleanup=removal.join if exited else None,
         )
+
+
+class _Container:
+    """The agent's container as the fast path created it (`engine.py`): started directly, and
+    everything else done through the SDK's model of it, made on first use (once the agent runs;
+    the SDK is imported then, while the container starts)."""
+
+    def __init__(self, backend: DockerBackend, ident: str) -> None:
+        self._backend = backend
+        self.id = ident
+        self._model: Any = None
+
+    def start(self) -> None:
+        engine = self._backend._engine
+        if engine is not None:
+            try:
+                engine.start(self.id)
+                return
+            except EngineError:
+                pass  # the SDK makes the call, and its answer is the run's
+        self._sdk().start()
+
+    def _sdk(self) -> Any:
+        if self._model is None:
+            try:
+                client = self._backend.client
+            except Unavailable as exc:
+                # An engine gone since the create fails the calls on the container like any
+                # engine failure (they are caught as the SDK's errors).
+                from docker.errors import DockerException
+
+                raise DockerException(str(exc)) from None
+            self._model = client.containers.prepare_model({"Id": self.id})
+        return self._model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sdk(), name)
 
 
 class _Removal:
