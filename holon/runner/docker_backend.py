@@ -9,8 +9,10 @@ which arrive on a unix socket mounted at `/holon/proxy`; such a run has no netwo
 The container runs as the invoking user so files in the output belong to them (and it can reach
 the proxy's private socket), and it is removed afterwards whatever happened. Its output is
 streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker SDK
-types and exceptions stay inside this module; the SDK itself (with requests, urllib3 and ssl) is
-imported on first use, by the preflight, which runs beside the snapshot (`run.py`).
+types and exceptions stay inside this module; the calls of a run that goes well are made without
+the SDK, on the engine's unix socket (`engine.py`), and the SDK itself (with requests, urllib3 and
+ssl) is imported only when a call needs it: another DOCKER_HOST, a pull, --cpus, an engine that
+refuses or fails, an agent that fails or runs out of time.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
 from holon.held_signals import HeldSignals
 from holon.runner.backend import BackendOptions, Execution, Job
-from holon.runner.engine import Engine, EngineError, Stream, create_body, socket_path
+from holon.runner.engine import (
+    Engine,
+    EngineError,
+    EngineLost,
+    EngineTimeout,
+    Stream,
+    create_body,
+    socket_path,
+)
 from holon.runner.model_keys import proxy_model_keys
 from holon.size import parse_size
 
@@ -71,13 +81,13 @@ def _sdk_errors(*also: type[Exception]) -> tuple[type[Exception], ...]:
     import requests
     from docker.errors import DockerException
 
-    return (DockerException, requests.RequestException, *also)
+    return (DockerException, requests.RequestException, EngineError, *also)
 
 
-def _read_timeout() -> type[Exception]:
+def _read_timeout() -> tuple[type[Exception], ...]:
     import requests
 
-    return requests.exceptions.ReadTimeout
+    return (requests.exceptions.ReadTimeout, EngineTimeout)
 
 
 def _not_found() -> type[Exception]:
@@ -448,6 +458,27 @@ class _Container:
                 pass  # the SDK makes the call, and its answer is the run's
         self._sdk().start()
 
+    def wait(self, timeout: float) -> dict[str, Any]:
+        engine = self._backend._engine
+        if engine is not None:
+            try:
+                return engine.wait(self.id, timeout)
+            except (EngineTimeout, EngineLost):
+                raise  # the run's time ran out, or the engine went: as through the SDK
+            except EngineError:
+                pass  # any other answer: the SDK asks, and its answer is the run's
+        return cast(dict[str, Any], self._sdk().wait(timeout=timeout))
+
+    def remove(self, *, force: bool) -> None:
+        engine = self._backend._engine
+        if engine is not None and force:
+            try:
+                engine.remove(self.id)
+                return
+            except EngineError:
+                pass  # the SDK asks, and its answer (or error) is the run's
+        self._sdk().remove(force=force)
+
     def _sdk(self) -> Any:
         if self._model is None:
             try:
@@ -501,6 +532,9 @@ def _oom_killed(container: Any) -> bool:
 
 
 def _close_stream(output: Any) -> None:
+    if isinstance(output, Stream):  # the fast path's: closes its socket, raises nothing
+        output.close()
+        return
     with contextlib.suppress(*_sdk_errors(OSError)):
         output.close()
     # CancellableStream.close shuts the socket but leaves the response's file object open

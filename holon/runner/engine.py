@@ -1,13 +1,15 @@
-"""The few Docker Engine calls that start a run's container, spoken directly on the engine's unix
-socket: the image's inspection, the container's create, attach and start.
+"""The Docker Engine calls of a run that goes well, spoken directly on the engine's unix socket:
+the image's inspection, the container's create, attach, start, wait and removal.
 
 The docker SDK stands on `requests`, `urllib3` and `ssl`; importing it costs a short `holon run`
-more CPU than anything else before its container exists. So the docker backend makes these calls
-itself, with exactly the requests the SDK makes for them (the same API version, asked of the
-engine, the same paths and bodies: `create_body`), and imports the SDK once the agent runs, for
-everything after (wait, stop, kill, remove). This is only a fast path: whenever it cannot answer
-(another `DOCKER_HOST` than a unix socket, an engine that refuses or breaks off), the backend
-makes the same call through the SDK, whose answer and errors are then the run's.
+more CPU than anything else before its container exists, and as much again while the engine
+starts it. So the docker backend makes these calls itself, with exactly the requests the SDK
+makes for them (the same API version, asked of the engine, the same paths, queries and bodies:
+`create_body`), and imports the SDK only for the rest (stop, kill, the OOM check). This is a fast
+path: whenever it has no answer (another `DOCKER_HOST` than a unix socket, an engine that refuses
+or breaks off), the backend makes the same call through the SDK, whose answer and errors are
+then the run's; only the wait's two outcomes are its own (`EngineTimeout`: the agent's time ran
+out; `EngineLost`: the engine went, worded as the SDK words it).
 """
 
 from __future__ import annotations
@@ -28,6 +30,38 @@ _MAX_BODY = 16 * 1024 * 1024
 
 class EngineError(Exception):
     """The fast path could not make its call (the SDK then makes it)."""
+
+
+class EngineTimeout(EngineError):
+    """No answer within the call's timeout (for the wait: the agent's time ran out)."""
+
+
+class EngineLost(EngineError):
+    """The connection broke off; worded as the SDK's `requests` words it."""
+
+    @classmethod
+    def aborted(cls, exc: BaseException | None) -> EngineLost:
+        """Before a reply: urllib3's "Connection aborted." with its cause."""
+        cause = (
+            repr(exc)
+            if exc is not None
+            else "RemoteDisconnected('Remote end closed connection without response')"
+        )
+        return cls(f"('Connection aborted.', {cause})")
+
+
+class _Premature(ValueError):
+    """The reply's body ended before its end."""
+
+
+def _failed(exc: OSError | ValueError) -> EngineError:
+    if isinstance(exc, TimeoutError):
+        return EngineTimeout("timed out")
+    if isinstance(exc, _Premature):
+        return EngineLost("Response ended prematurely")  # requests' ChunkedEncodingError
+    if isinstance(exc, OSError):
+        return EngineLost.aborted(exc)
+    return EngineError(str(exc) or exc.__class__.__name__)
 
 
 def socket_path(environ: Mapping[str, str] | None = None) -> str | None:
@@ -117,10 +151,17 @@ class Engine:
         self.path = path
         self.version: str | None = None
 
-    def _send(self, method: str, target: str, body: bytes | None, extra: str = "") -> _Reply:
+    def _send(
+        self,
+        method: str,
+        target: str,
+        body: bytes | None,
+        extra: str = "",
+        timeout: float = TIMEOUT,
+    ) -> _Reply:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock.settimeout(TIMEOUT)
+            sock.settimeout(timeout)
             sock.connect(self.path)
             head = f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n{extra}"
             if body is not None:
@@ -128,6 +169,8 @@ class Engine:
             sock.sendall(head.encode("latin-1") + b"\r\n" + (body or b""))
             reader = sock.makefile("rb")
             status_line = reader.readline(_MAX_HEADER)
+            if not status_line:
+                raise EngineLost.aborted(None)
             parts = status_line.split(None, 2)
             if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
                 raise EngineError("not an HTTP reply")
@@ -145,18 +188,20 @@ class Engine:
             return _Reply(int(parts[1]), headers, reader, sock)
         except (OSError, ValueError) as exc:
             sock.close()
-            raise EngineError(str(exc) or exc.__class__.__name__) from None
+            raise _failed(exc) from None
         except BaseException:
             sock.close()
             raise
 
-    def _call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def _call(
+        self, method: str, path: str, body: Any = None, timeout: float = TIMEOUT
+    ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
-        reply = self._send(method, path, data, "Connection: close\r\n")
+        reply = self._send(method, path, data, "Connection: close\r\n", timeout)
         try:
             raw = self._body(reply)
         except (OSError, ValueError) as exc:
-            raise EngineError(str(exc) or exc.__class__.__name__) from None
+            raise _failed(exc) from None
         finally:
             reply.reader.close()
             reply.sock.close()
@@ -175,20 +220,26 @@ class Engine:
             chunks: list[bytes] = []
             total = 0
             while True:
-                size = int(reply.reader.readline(_MAX_HEADER).split(b";")[0].strip(), 16)
+                line = reply.reader.readline(_MAX_HEADER)
+                if not line:
+                    raise _Premature("reply cut short")
+                size = int(line.split(b";")[0].strip(), 16)
                 if size == 0:
                     return b"".join(chunks)
                 total += size
                 if total > _MAX_BODY:
                     raise ValueError("reply too long")
-                chunks.append(reply.reader.read(size))
+                chunk = reply.reader.read(size)
+                if len(chunk) != size:
+                    raise _Premature("reply cut short")
+                chunks.append(chunk)
                 reply.reader.readline(_MAX_HEADER)
         length = int(reply.headers.get("content-length", "-1"))
         if length < 0 or length > _MAX_BODY:
             raise ValueError("reply without a usable length")
         data: bytes = reply.reader.read(length)
         if len(data) != length:
-            raise ValueError("reply cut short")
+            raise _Premature("reply cut short")
         return data
 
     def _url(self, path: str) -> str:
@@ -217,6 +268,22 @@ class Engine:
         status, _ = self._call("POST", self._url(f"/containers/{quote(ident, safe='/:')}/start"))
         if status not in (204, 304):
             raise EngineError(f"container start answered {status}")
+
+    def wait(self, ident: str, timeout: float) -> dict[str, Any]:
+        """The container's exit (`{"StatusCode": ...}`), as the SDK's `wait(timeout=...)`:
+        EngineTimeout when no answer comes within `timeout`, EngineLost when the engine goes."""
+        path = self._url(f"/containers/{quote(ident, safe='/:')}/wait")
+        status, answer = self._call("POST", path, timeout=timeout)
+        if status != 200 or not isinstance(answer, dict):
+            raise EngineError(f"container wait answered {status}")
+        return answer
+
+    def remove(self, ident: str) -> None:
+        """`remove(force=True)` of the SDK: the container and its anonymous volumes kept."""
+        query = "?v=False&link=False&force=True"
+        status, _ = self._call("DELETE", self._url(f"/containers/{quote(ident, safe='/:')}{query}"))
+        if status != 204:
+            raise EngineError(f"container remove answered {status}")
 
     def attach(self, ident: str) -> Stream:
         """The container's output from now on (stdout and stderr, as the engine frames them)."""
