@@ -275,9 +275,11 @@ class DockerBackend:
             )
             try:
                 ident = self._engine.create(body)
-            except EngineError:
+            except EngineError as exc:
                 # Refused or cut off: the SDK makes the call, and its answer is the run's.
                 self._engine = None
+                if isinstance(exc, EngineLost | EngineTimeout):
+                    self._remove_unanswered(job.run_id)
             else:
                 signal_point("container.create:after")
                 return _Container(self, ident)
@@ -309,6 +311,15 @@ class DockerBackend:
         )
         signal_point("container.create:after")
         return self.client.containers.prepare_model({"Id": made["Id"]})
+
+    def _remove_unanswered(self, run_id: str) -> None:
+        """A create whose answer never came may have made the container: it goes (by the run's
+        label) before the SDK makes it again, so no second container is left behind."""
+        with contextlib.suppress(Unavailable, *_sdk_errors()):
+            label = f"{RUN_LABEL}={run_id}"
+            for made in self.client.containers.list(all=True, filters={"label": label}):
+                with contextlib.suppress(*_sdk_errors()):
+                    made.remove(force=True)
 
     def _fast_attach(self, container: Any) -> Stream | None:
         """The container's output stream from the engine directly, or None (the SDK attaches)."""

@@ -205,3 +205,37 @@ def test_a_start_the_engine_refuses_fails_as_through_the_sdk(
     assert refused(True) == sdk
     left = docker_client.containers.list(all=True, filters={"label": "holon.run_id"})
     assert not [c for c in left if c.attrs["HostConfig"]["NetworkMode"] == "holon-no-such-net"]
+
+
+@pytest.mark.docker
+def test_a_create_whose_answer_was_lost_leaves_no_second_container(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine made the container but its answer never came: the SDK makes it again, and
+    the first one goes; the run ends with none of its containers left."""
+    from holon.runner import engine
+
+    real = engine.Engine.create
+
+    def create_then_lose(self: engine.Engine, body: dict[str, Any]) -> str:
+        real(self, body)
+        raise engine.EngineLost.aborted(None)
+
+    monkeypatch.setattr(engine.Engine, "create", create_then_lose)
+    result = run(
+        RunRequest(
+            spec=spec_for("success"),
+            workspace=make_repo(),
+            output=tmp_path / "out",
+            runtime="docker",
+            image=agent_image,
+            work_dir=tmp_path,
+        )
+    )
+    assert result.status == "completed"
+    label = f"holon.run_id={result.run_id}"
+    assert docker_client.containers.list(all=True, filters={"label": label}) == []
