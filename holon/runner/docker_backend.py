@@ -377,8 +377,6 @@ class DockerBackend:
         started = datetime.now(UTC)
         try:
             held.release()  # a signal that came meanwhile unwinds from here: the container goes
-            if job.on_start is not None:
-                job.on_start()
             output = self._fast_attach(container)
             if output is None:
                 streamer = self._streaming_client()
@@ -393,6 +391,10 @@ class DockerBackend:
                 container.start()
             except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
+            # After the start request, not before: what on_start begins (run.py loads the
+            # settling in a thread) holds the interpreter, which the attach and start need.
+            if job.on_start is not None:
+                job.on_start()
             clock = time.monotonic()
             try:
                 result = container.wait(timeout=job.timeout)
