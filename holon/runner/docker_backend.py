@@ -452,9 +452,9 @@ class DockerBackend:
 
 
 class _Container:
-    """The agent's container as the fast path created it (`engine.py`): started directly, and
-    everything else done through the SDK's model of it, made on first use (once the agent runs;
-    the SDK is imported then, while the container starts)."""
+    """The agent's container as the fast path created it (`engine.py`): started, waited for and
+    removed directly, and everything else (stop, kill, the OOM check) done through the SDK's
+    model of it, made (and the SDK imported) on first use."""
 
     def __init__(self, backend: DockerBackend, ident: str) -> None:
         self._backend = backend
