@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -165,6 +166,7 @@ class Sides:
         self.base = base
         self.user = f"{os.getuid()}:{os.getgid()}"
         self.container_seconds: list[float] = []
+        self.holon_cpu: list[float] = []  # user+sys of each measured holon process and its children
 
     def holon_argv(self, output: Path) -> list[str]:
         return [
@@ -230,11 +232,14 @@ class Sides:
         output = self.fresh_output(f"out-holon-{i}")
         argv = self.holon_argv(output)
         proc: list[subprocess.CompletedProcess[bytes]] = []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         seconds = timed(
             lambda: proc.append(
                 subprocess.run(argv, env=self.env, capture_output=True, check=False)
             )
         )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.holon_cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         self.check_holon(proc[0], output)
         shutil.rmtree(output)
         return seconds
@@ -335,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             sides.run_baseline(-1)
             sides.run_holon(-1)
             sides.container_seconds.clear()
+            sides.holon_cpu.clear()
             print("verified: both sides ran the agent and it wrote the manifest")
             base, meas = alternate(args.rounds, sides.run_baseline, sides.run_holon)
             # Not judged: shows how much of the CLI's cost is interpreter start-up and imports.
@@ -355,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     inside = Samples("", sides.container_seconds).median
     print(f"  (holon's recorded container time, median: {inside:.3f}s of the measured run)")
+    cpu = Samples("", sides.holon_cpu)
+    print(
+        f"  (CPU of the holon process, user+sys with its git children, median {cpu.median:.3f}s,"
+        f" min {min(sides.holon_cpu):.3f}s: on a machine others share, steadier than wall time)"
+    )
     lib_median = Samples("", lib).median
     lib_ratio = lib_median / Samples("", lib_base).median
     print(

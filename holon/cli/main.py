@@ -181,9 +181,49 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+_PLUGINS_OFF = ("__all__", "1", "true")  # what pydantic's get_plugins takes for "disabled"
+
+
+def _plugins_unlooked() -> None:
+    """pydantic's plugin loader replaced, while plugins are disabled, by its one answer: none.
+
+    pydantic imports its loader at its first model, and the loader imports `importlib.metadata`
+    (with `email`, `zipfile`, `csv`: about 18 ms of CPU before `holon run` can start its agent)
+    only to look for plugins, which Holon disables (`PYDANTIC_DISABLE_PLUGINS`, `main`). The
+    stand-in answers `get_plugins()` as the loader does when they are disabled, and hands every
+    other question (plugins enabled after all, any other name) to the real loader, imported then.
+    """
+    if _PLUGIN_LOADER in sys.modules:
+        return
+    import types
+
+    stand_in = types.ModuleType(_PLUGIN_LOADER)
+
+    def real() -> types.ModuleType:
+        if sys.modules.get(_PLUGIN_LOADER) is stand_in:
+            del sys.modules[_PLUGIN_LOADER]
+        return importlib.import_module(_PLUGIN_LOADER)
+
+    def get_plugins() -> object:
+        if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _PLUGINS_OFF:
+            return ()
+        return real().get_plugins()
+
+    def other(name: str) -> object:
+        if name.startswith("__"):  # the import system's questions (`__path__`): a plain module
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
+    stand_in.__getattr__ = other  # type: ignore[method-assign]
+    sys.modules[_PLUGIN_LOADER] = stand_in
+
+
 def entry() -> NoReturn:
     signal.signal(signal.SIGTERM, _terminate)
     gcpause.pause()  # until the command's start-up is done (holon/gcpause.py)
+    _plugins_unlooked()
     code = main()
     try:
         sys.stdout.flush()

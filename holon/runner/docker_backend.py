@@ -9,8 +9,10 @@ which arrive on a unix socket mounted at `/holon/proxy`; such a run has no netwo
 The container runs as the invoking user so files in the output belong to them (and it can reach
 the proxy's private socket), and it is removed afterwards whatever happened. Its output is
 streamed to the run's AgentLog while it runs (the engine keeps no log of its own). Docker SDK
-types and exceptions stay inside this module; the SDK itself (with requests, urllib3 and ssl) is
-imported on first use, by the preflight, which runs beside the snapshot (`run.py`).
+types and exceptions stay inside this module; the calls of a run that goes well are made without
+the SDK, on the engine's unix socket (`engine.py`), and the SDK itself (with requests, urllib3 and
+ssl) is imported only when a call needs it: another DOCKER_HOST, a pull, --cpus, an engine that
+refuses or fails, an agent that fails or runs out of time.
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ from holon.crashpoints import signal_point
 from holon.errors import InvalidInput, Unavailable
 from holon.held_signals import HeldSignals
 from holon.runner.backend import BackendOptions, Execution, Job
+from holon.runner.engine import (
+    Engine,
+    EngineError,
+    EngineLost,
+    EngineTimeout,
+    Stream,
+    create_body,
+    socket_path,
+)
 from holon.runner.model_keys import proxy_model_keys
 from holon.size import parse_size
 
@@ -70,13 +81,13 @@ def _sdk_errors(*also: type[Exception]) -> tuple[type[Exception], ...]:
     import requests
     from docker.errors import DockerException
 
-    return (DockerException, requests.RequestException, *also)
+    return (DockerException, requests.RequestException, EngineError, *also)
 
 
-def _read_timeout() -> type[Exception]:
+def _read_timeout() -> tuple[type[Exception], ...]:
     import requests
 
-    return requests.exceptions.ReadTimeout
+    return (requests.exceptions.ReadTimeout, EngineTimeout)
 
 
 def _not_found() -> type[Exception]:
@@ -106,6 +117,8 @@ class DockerBackend:
         self.image: str = options.image
         self.user = options.user or f"{os.getuid()}:{os.getgid()}"
         self._client: Any = None
+        # The engine spoken to directly until the agent runs (`engine.py`), when it can be.
+        self._engine: Engine | None = None
         self._image_config: dict[str, Any] = {}
         self._removal: _Removal | None = None
 
@@ -134,6 +147,9 @@ class DockerBackend:
             self._client = None
 
     def preflight(self) -> None:
+        self._engine = None
+        if self._fast_preflight():
+            return
         from docker.errors import ImageNotFound
 
         try:
@@ -152,6 +168,25 @@ class DockerBackend:
             raise Unavailable(f"image {self.image!r} unavailable: {_one_line(exc)}") from None
         self._image_config = image.attrs.get("Config") or {}
         self._check_cpus()
+
+    def _fast_preflight(self) -> bool:
+        """The image's config read directly from the engine, without the SDK (`engine.py`);
+        False when that cannot be done or answered anything but the image: the SDK then asks."""
+        path = socket_path()
+        # A client already made (a test's, a caller's) is the one to use; a pull needs the SDK,
+        # and so does the check of --cpus against the engine's CPUs.
+        if self._client is not None or path is None or self.options.pull != "never":
+            return False
+        if self.options.cpus:
+            return False
+        engine = Engine(path)
+        try:
+            image = engine.inspect_image(self.image)
+        except EngineError:
+            return False
+        self._image_config = image.get("Config") or {}
+        self._engine = engine
+        return True
 
     def _check_cpus(self) -> None:
         """More CPUs than the engine has is refused at container create; say so before the run."""
@@ -207,27 +242,53 @@ class DockerBackend:
     def _create(self, job: Job, env: dict[str, str], proxy: ModelProxy | None) -> Any:
         """The agent's container, created (one call: the SDK's `containers.create` would
         inspect it afterwards, a round trip nothing here reads)."""
-        from docker.types import LogConfig, Mount
-
         paths = job.paths
-        mounts = [
-            Mount(str(CONTAINER_LAYOUT.input), str(paths.input), type="bind", read_only=True),
-            Mount(str(CONTAINER_LAYOUT.workspace), str(paths.workspace), type="bind"),
-            Mount(str(CONTAINER_LAYOUT.output), str(paths.output), type="bind"),
+        binds = [
+            (str(CONTAINER_LAYOUT.input), str(paths.input), True),
+            (str(CONTAINER_LAYOUT.workspace), str(paths.workspace), False),
+            (str(CONTAINER_LAYOUT.output), str(paths.output), False),
         ]
         if paths.git_objects is not None:
-            mounts.append(
-                Mount(CONTAINER_GIT_OBJECTS, str(paths.git_objects), type="bind", read_only=True)
-            )
+            binds.append((CONTAINER_GIT_OBJECTS, str(paths.git_objects), True))
         if proxy is not None and proxy.directory is not None:
             # Read-only: connecting to a socket needs no write access to the mount, and the
             # agent can neither replace the socket nor leave files there.
-            mounts.append(
-                Mount(CONTAINER_PROXY_DIR, str(proxy.directory), type="bind", read_only=True)
-            )
+            binds.append((CONTAINER_PROXY_DIR, str(proxy.directory), True))
         env.update(CONTAINER_LAYOUT.env())
         env[ENV_RUN_ID] = job.run_id
         network_mode, networking = self._network(proxy is not None)
+        if self._engine is not None:
+            body = create_body(
+                self.image,
+                env=env,
+                user=self.user,
+                working_dir=str(CONTAINER_LAYOUT.workspace),
+                labels={RUN_LABEL: job.run_id},
+                mounts=binds,
+                security_opt=["no-new-privileges"],
+                log_type="none",
+                network_mode=network_mode,
+                networking=networking,
+                nano_cpus=self._limits().get("nano_cpus"),
+                mem_limit=self._mem_limit,
+                **self._command(job.probe),
+            )
+            try:
+                ident = self._engine.create(body)
+            except EngineError as exc:
+                # Refused or cut off: the SDK makes the call, and its answer is the run's.
+                self._engine = None
+                if isinstance(exc, EngineLost | EngineTimeout):
+                    self._remove_unanswered(job.run_id)
+            else:
+                signal_point("container.create:after")
+                return _Container(self, ident)
+        from docker.types import LogConfig, Mount
+
+        mounts = [
+            Mount(target, source, type="bind", read_only=read_only)
+            for target, source, read_only in binds
+        ]
         api = self.client.api
         host_config = api.create_host_config(
             mounts=mounts,
@@ -250,6 +311,24 @@ class DockerBackend:
         )
         signal_point("container.create:after")
         return self.client.containers.prepare_model({"Id": made["Id"]})
+
+    def _remove_unanswered(self, run_id: str) -> None:
+        """A create whose answer never came may have made the container: it goes (by the run's
+        label) before the SDK makes it again, so no second container is left behind."""
+        with contextlib.suppress(Unavailable, *_sdk_errors()):
+            label = f"{RUN_LABEL}={run_id}"
+            for made in self.client.containers.list(all=True, filters={"label": label}):
+                with contextlib.suppress(*_sdk_errors()):
+                    made.remove(force=True)
+
+    def _fast_attach(self, container: Any) -> Stream | None:
+        """The container's output stream from the engine directly, or None (the SDK attaches)."""
+        if self._engine is None or not isinstance(container, _Container):
+            return None
+        try:
+            return self._engine.attach(container.id)
+        except EngineError:
+            return None
 
     def _model_proxy(self, env: dict[str, str]) -> tuple[ModelProxy | None, list[str]]:
         """The container's model keys kept on the host behind the run's key proxy."""
@@ -298,17 +377,24 @@ class DockerBackend:
         started = datetime.now(UTC)
         try:
             held.release()  # a signal that came meanwhile unwinds from here: the container goes
-            if job.on_start is not None:
-                job.on_start()
-            streamer = self._streaming_client()
+            output = self._fast_attach(container)
+            if output is None:
+                streamer = self._streaming_client()
             try:
                 # Attached before the start, so not a byte is missed.
-                output = streamer.api.attach(container.id, stdout=True, stderr=True, stream=True)
+                if output is None:
+                    output = streamer.api.attach(
+                        container.id, stdout=True, stderr=True, stream=True
+                    )
                 pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
                 pump.start()
                 container.start()
             except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
+            # After the start request, not before: what on_start begins (run.py loads the
+            # settling in a thread) holds the interpreter, which the attach and start need.
+            if job.on_start is not None:
+                job.on_start()
             clock = time.monotonic()
             try:
                 result = container.wait(timeout=job.timeout)
@@ -365,6 +451,64 @@ class DockerBackend:
         )
 
 
+class _Container:
+    """The agent's container as the fast path created it (`engine.py`): started, waited for and
+    removed directly, and everything else (stop, kill, the OOM check) done through the SDK's
+    model of it, made (and the SDK imported) on first use."""
+
+    def __init__(self, backend: DockerBackend, ident: str) -> None:
+        self._backend = backend
+        self.id = ident
+        self._model: Any = None
+
+    def start(self) -> None:
+        engine = self._backend._engine
+        if engine is not None:
+            try:
+                engine.start(self.id)
+                return
+            except EngineError:
+                pass  # the SDK makes the call, and its answer is the run's
+        self._sdk().start()
+
+    def wait(self, timeout: float) -> dict[str, Any]:
+        engine = self._backend._engine
+        if engine is not None:
+            try:
+                return engine.wait(self.id, timeout)
+            except (EngineTimeout, EngineLost):
+                raise  # the run's time ran out, or the engine went: as through the SDK
+            except EngineError:
+                pass  # any other answer: the SDK asks, and its answer is the run's
+        return cast(dict[str, Any], self._sdk().wait(timeout=timeout))
+
+    def remove(self, *, force: bool) -> None:
+        engine = self._backend._engine
+        if engine is not None and force:
+            try:
+                engine.remove(self.id)
+                return
+            except EngineError:
+                pass  # the SDK asks, and its answer (or error) is the run's
+        self._sdk().remove(force=force)
+
+    def _sdk(self) -> Any:
+        if self._model is None:
+            try:
+                client = self._backend.client
+            except Unavailable as exc:
+                # An engine gone since the create fails the calls on the container like any
+                # engine failure (they are caught as the SDK's errors).
+                from docker.errors import DockerException
+
+                raise DockerException(str(exc)) from None
+            self._model = client.containers.prepare_model({"Id": self.id})
+        return self._model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sdk(), name)
+
+
 class _Removal:
     """`remove(force=True)` of the agent's container, in a thread; `join` gives its notes."""
 
@@ -401,6 +545,9 @@ def _oom_killed(container: Any) -> bool:
 
 
 def _close_stream(output: Any) -> None:
+    if isinstance(output, Stream):  # the fast path's: closes its socket, raises nothing
+        output.close()
+        return
     with contextlib.suppress(*_sdk_errors(OSError)):
         output.close()
     # CancellableStream.close shuts the socket but leaves the response's file object open

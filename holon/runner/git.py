@@ -60,6 +60,14 @@ def git_command(args: Sequence[str]) -> list[str]:
     return ["git", *_NEUTRAL, *args]
 
 
+def _checked(args: Sequence[str], returncode: int, stdout: bytes, stderr: bytes) -> bytes:
+    if returncode != 0:
+        lines = stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = lines[-1] if lines else f"exit {returncode}"
+        raise GitError(f"git {_command_name(args)} failed: {detail}")
+    return stdout
+
+
 def git(
     args: Sequence[str],
     *,
@@ -80,11 +88,60 @@ def git(
         )
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None
-    if check and proc.returncode != 0:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = lines[-1] if lines else f"exit {proc.returncode}"
-        raise GitError(f"git {_command_name(args)} failed: {detail}")
+    if check:
+        return _checked(args, proc.returncode, proc.stdout, proc.stderr)
     return proc.stdout
+
+
+class GitCall:
+    """One git command started now, beside others (its answer read by `output` or `ok`): a
+    few independent questions to one repository cost one process's time, not their sum."""
+
+    def __init__(
+        self, args: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.args = list(args)
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                git_command(args),
+                cwd=cwd,
+                env=git_env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except FileNotFoundError:
+            self._proc = None
+        self._result: tuple[int, bytes, bytes] | None = None
+
+    def _finish(self) -> tuple[int, bytes, bytes]:
+        if self._result is None:
+            if self._proc is None:
+                raise GitError("git is not installed or not on PATH")
+            out, err = self._proc.communicate()
+            self._result = (self._proc.returncode, out, err)
+        return self._result
+
+    def output(self, *, check: bool = True) -> bytes:
+        """stdout, like `git(args, check=check)`."""
+        code, out, err = self._finish()
+        return _checked(self.args, code, out, err) if check else out
+
+    def ok(self) -> str | None:
+        """stdout (stripped) when git succeeded, else None, like `git_ok(args)`."""
+        if self._proc is None:
+            return None
+        code, out, _ = self._finish()
+        return out.decode("utf-8", "surrogateescape").strip() if code == 0 else None
+
+    def kill(self) -> None:
+        """Stop it if it still runs and reap it (for a caller that gives up on its answer)."""
+        if self._proc is None or self._result is not None:
+            return
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+        self._result = (self._proc.returncode, b"", b"")
 
 
 def git_ok(

@@ -22,13 +22,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from holon.errors import InvalidInput, OperationalError
-from holon.runner.git import GitError, git, git_ok
+from holon.runner.git import GitCall, GitError, git, git_ok
 from holon.runner.objects import ReachablePack
 from holon.runner.tree import TreeError, write_tree
 
@@ -164,11 +165,15 @@ def _env(repo: _Repo) -> dict[str, str]:
     return {"GIT_DIR": str(repo.git_dir), "GIT_WORK_TREE": str(repo.top)}
 
 
-def _list_files(repo: _Repo, include_ignored: bool) -> list[bytes]:
+def _list_files_call(repo: _Repo, include_ignored: bool) -> GitCall:
     args = ["ls-files", "-z", "--cached", "--others"]
     if not include_ignored:
         args.append("--exclude-standard")
-    out = git(args, cwd=repo.top, env=_env(repo))
+    return GitCall(args, cwd=repo.top, env=_env(repo))
+
+
+def _list_files(repo: _Repo, out: bytes) -> list[bytes]:
+    """The files `ls-files --cached --others` named (`out`) that are there to copy."""
     seen: set[bytes] = set()
     files = []
     top = bytes(repo.top)
@@ -215,9 +220,12 @@ class _Copy:
         self.proc.communicate()  # reaps it and closes the pipe
 
 
-def _gitlinks(repo: _Repo) -> list[bytes]:
-    """Paths the user's index records as submodules (gitlinks)."""
-    out = git(["ls-files", "-z", "--stage"], cwd=repo.top, env=_env(repo))
+def _gitlinks_call(repo: _Repo) -> GitCall:
+    return GitCall(["ls-files", "-z", "--stage"], cwd=repo.top, env=_env(repo))
+
+
+def _gitlinks(out: bytes) -> list[bytes]:
+    """Paths the user's index (`ls-files --stage`: `out`) records as submodules (gitlinks)."""
     found = []
     for entry in out.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
@@ -253,8 +261,12 @@ def _strip_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=host))
 
 
-def _kept_config(common_dir: Path) -> list[tuple[str, str]]:
-    out = git(["config", "--file", str(common_dir / "config"), "--list", "-z"], check=False)
+def _kept_config_call(common_dir: Path) -> GitCall:
+    return GitCall(["config", "--file", str(common_dir / "config"), "--list", "-z"])
+
+
+def _kept_config(out: bytes) -> list[tuple[str, str]]:
+    """What `_KEPT_CONFIG` keeps of `git config --list -z`'s `out`."""
     kept = []
     for entry in out.split(b"\0"):
         if not entry:
@@ -378,11 +390,40 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
 
 
 def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool) -> Snapshot:
-    names = _list_files(repo, include_ignored)
+    # Independent questions to the original, asked at once: the answers are read in order.
+    starts: list[Callable[[], GitCall]] = [
+        lambda: _list_files_call(repo, include_ignored),
+        lambda: _kept_config_call(repo.common_dir),
+        lambda: _gitlinks_call(repo),
+        lambda: GitCall(["rev-parse", "--verify", "-q", "HEAD^{commit}"], env=_env(repo)),
+        lambda: GitCall(["symbolic-ref", "-q", "--short", "HEAD"], env=_env(repo)),
+    ]
+    calls: list[GitCall] = []
+    try:
+        for start in starts:
+            calls.append(start())
+        return _snapshot_started(repo, dest, private, include_ignored, *calls)
+    finally:
+        for call in calls:
+            call.kill()  # a no-op for a call whose answer was read
+
+
+def _snapshot_started(
+    repo: _Repo,
+    dest: Path,
+    private: Path,
+    include_ignored: bool,
+    listing: GitCall,
+    configured: GitCall,
+    staged: GitCall,
+    at_head: GitCall,
+    on_branch: GitCall,
+) -> Snapshot:
+    names = _list_files(repo, listing.output())
     objects = repo.common_dir / "objects"
-    config = _kept_config(repo.common_dir)
+    config = _kept_config(configured.output(check=False))
     stores = [str(objects), *_original_alternates(repo.common_dir)]
-    gitlinks = _gitlinks(repo)
+    gitlinks = _gitlinks(staged.output())
     # `ls-files --others` names a nested repository as one `dir/` entry; cp copies all of it.
     nested = [name.rstrip(b"/") for name in names if name.endswith(b"/")] + gitlinks
 
@@ -409,8 +450,8 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
             # start from nothing and hash every file instead.
             index.unlink(missing_ok=True)
             tree = write_tree(repo.top, env, force=include_ignored, nested=nested)
-        head = git_ok(["rev-parse", "--verify", "-q", "HEAD^{commit}"], env=_env(repo))
-        branch = git_ok(["symbolic-ref", "-q", "--short", "HEAD"], env=_env(repo))
+        head = at_head.ok()
+        branch = on_branch.ok()
         pack.wait()
     except BaseException:
         copy.kill()

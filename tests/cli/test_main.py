@@ -150,3 +150,38 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str], tmp_path: Path)
         os.close(write)
     assert proc.stderr == b""
     assert proc.returncode == 141
+
+
+_PLUGINS_PROBE = """
+import os, sys
+from holon.cli.main import _plugins_unlooked
+_plugins_unlooked()
+from pydantic import BaseModel
+class M(BaseModel):
+    x: int
+assert M(x=1).x == 1
+from pydantic.plugin import _loader
+loaded = "importlib.metadata" in sys.modules
+print("metadata" if loaded else "no-metadata", list(_loader.get_plugins()))
+print(isinstance(_loader._plugins, (dict, type(None))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("disabled", "metadata"),
+    [("__all__", "no-metadata"), ("true", "no-metadata"), ("", "metadata")],
+)
+def test_disabled_pydantic_plugins_are_not_looked_for(disabled: str, metadata: str) -> None:
+    """The process entry keeps pydantic from importing `importlib.metadata` to look for plugins
+    it would not use; with plugins enabled, the real loader looks, as before."""
+    env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": disabled}
+    proc = subprocess.run(
+        [sys.executable, "-c", _PLUGINS_PROBE],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [metadata, "[]", "True"]
