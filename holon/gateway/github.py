@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -381,8 +382,36 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 
 def content_hash(payload: dict[str, Any]) -> str:
-    canonical = _CANONICAL.encode(payload)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    """The first 32 hex digits of the sha256 of `payload`'s canonical JSON text (see
+    `_CANONICAL`), in UTF-8. Deployed dedupe keys hold these digests: never change the text."""
+    parts: list[bytes] = []
+    for key in sorted(payload):
+        if type(key) is not str:
+            raise TypeError
+        value = payload[key]
+        text = None
+        if key in _CONTEXT and type(value) is dict:
+            mark = marshal.dumps(value, 2)
+            text = _context_texts.get(mark)
+            if text is None:
+                text = _CANONICAL.encode(value).encode("utf-8")
+                if len(_context_texts) >= _CONTEXT_MAX:
+                    _context_texts.clear()
+                _context_texts[mark] = text
+        else:
+            text = _CANONICAL.encode(value).encode("utf-8")
+        name = _key_texts.get(key)
+        if name is None:
+            name = _key_texts[key] = _CANONICAL.encode(key).encode("utf-8") + b":"
+        parts.append(name + text)
+    canonical = b"{" + b",".join(parts) + b"}"
+    return hashlib.sha256(canonical).hexdigest()[:32]
+
+
+_CONTEXT = frozenset({"repository", "organization", "installation", "enterprise", "sender"})
+_CONTEXT_MAX = 512
+_context_texts: dict[bytes, bytes] = {}
+_key_texts: dict[str, bytes] = {}
 
 
 # Frozen, so one instance serves every event with the same values: the listener sees few
