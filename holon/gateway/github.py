@@ -408,6 +408,13 @@ _MARK_TEXT = '"\\u0000holon-entity-'
 _MARK_END = '\\u0000"'
 
 
+def forget_kept_texts() -> None:
+    """Drop every kept text (the benchmark's cold figure; tests)."""
+    global _entity_bytes
+    _entity_texts.clear()
+    _entity_bytes = 0
+
+
 def _is_entity(value: dict[str, Any]) -> bool:
     """A user, organization or repository: what GitHub repeats across events."""
     return "id" in value and ("login" in value or "full_name" in value)
@@ -425,8 +432,7 @@ def _entity_text(value: dict[str, Any]) -> str | None:
         size = len(mark) + len(text)
         if size <= _ENTITY_MAX:
             if _entity_bytes + size > _ENTITY_BUDGET:
-                _entity_texts.clear()
-                _entity_bytes = 0
+                forget_kept_texts()
             _entity_texts[mark] = text
             _entity_bytes += size
     return text

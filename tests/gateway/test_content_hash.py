@@ -57,11 +57,9 @@ _MARK = "\x00holon-entity-0\x00"
 
 @pytest.fixture
 def fresh_cache() -> Iterator[None]:
-    github._entity_texts.clear()
-    github._entity_bytes = 0
+    github.forget_kept_texts()
     yield
-    github._entity_texts.clear()
-    github._entity_bytes = 0
+    github.forget_kept_texts()
 
 
 def _text(payload: dict[str, Any]) -> str:
@@ -134,8 +132,7 @@ def test_kept_texts_are_bounded(fresh_cache: None, monkeypatch: pytest.MonkeyPat
             github._entity_bytes
         )
     big = {"repository": {"id": 1, "full_name": "o/r", "x": "y" * 70_000}}
-    github._entity_texts.clear()
-    github._entity_bytes = 0
+    github.forget_kept_texts()
     assert content_hash(big) == _original(big)
     assert not github._entity_texts  # over _ENTITY_MAX: encoded each time, never kept
 
