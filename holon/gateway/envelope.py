@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from holon.errors import InvalidInput
 from holon.gateway.commands import Command
@@ -19,6 +19,10 @@ Authority = Literal["owner", "none", "unknown"]
 Via = Literal["actions", "webhook", "replay", "timer", "internal"]
 # Holon's own events (a skill run settled): made inside the controller's pass, never received.
 INTERNAL_PREFIX = "holon."
+
+
+# One set per combination of the fields a model was given (few: the connector gives the same ones).
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
 
 
 class _Frozen(BaseModel):
@@ -64,6 +68,17 @@ class EventEnvelope(_Frozen):
     actor: Actor | None = None
     command: Command | None = None
     payload: dict[str, Any] = Field(description="The original payload, verbatim.")
+
+    @model_validator(mode="after")
+    def _shared_fields_set(self) -> EventEnvelope:
+        # As state Records do: pydantic gives every instance its own set of the fields given,
+        # one more object per envelope for the collector to walk and ~200 bytes; a
+        # frozen model never changes it (model_copy copies it), so equal sets are shared.
+        given = self.__pydantic_fields_set__
+        object.__setattr__(
+            self, "__pydantic_fields_set__", _FIELDS_SETS.setdefault(frozenset(given), given)
+        )
+        return self
 
 
 def is_internal(env: EventEnvelope) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -149,7 +150,7 @@ class _Row:
 
 
 def _issue_subject(p: _Payload) -> Subject:
-    return Subject(kind="issue", id=str(p.number("issue.number")))
+    return _subject(kind="issue", id=str(p.number("issue.number")))
 
 
 def _issues(p: _Payload, action: str) -> _Row:
@@ -179,7 +180,7 @@ def _issue_comment(p: _Payload, action: str) -> _Row:
     # A comment on a pull request arrives as an issue comment; its subject is the PR.
     kind = "pull_request" if isinstance(p.optional("issue.pull_request"), dict) else "issue"
     return _Row(
-        Subject(kind=kind, id=str(p.number("issue.number"))),
+        _subject(kind=kind, id=str(p.number("issue.number"))),
         (str(p.number("comment.id")),),
         p.time("comment.created_at"),
         authored="comment",
@@ -188,7 +189,7 @@ def _issue_comment(p: _Payload, action: str) -> _Row:
 
 
 def _pr_subject(p: _Payload) -> Subject:
-    return Subject(
+    return _subject(
         kind="pull_request",
         id=str(p.number("pull_request.number")),
         head_sha=p.text("pull_request.head.sha"),
@@ -255,7 +256,7 @@ def _check(kind: str) -> Callable[[_Payload, str], _Row]:
         updated = p.optional(f"{kind}.{updated_field}") or p.optional(f"{kind}.started_at") or ""
         ident = str(p.number(f"{kind}.id"))
         return _Row(
-            Subject(kind=kind, id=ident, head_sha=head, pull_requests=numbers),
+            _subject(kind=kind, id=ident, head_sha=head, pull_requests=numbers),
             (ident, head, str(conclusion or ""), str(updated)),
             p.time_of(updated, f"{kind}.{updated_field}"),
         )
@@ -267,7 +268,7 @@ def _workflow_run(p: _Payload, action: str) -> _Row:
     ident = str(p.number("workflow_run.id"))
     attempt = p.optional("workflow_run.run_attempt")
     return _Row(
-        Subject(kind="workflow_run", id=ident, head_sha=p.optional("workflow_run.head_sha")),
+        _subject(kind="workflow_run", id=ident, head_sha=p.optional("workflow_run.head_sha")),
         (
             ident,
             str(attempt if isinstance(attempt, int) else 1),
@@ -281,7 +282,7 @@ def _push(p: _Payload, action: str) -> _Row:
     ref = p.text("ref")
     after = p.text("after")
     at = p.time("head_commit.timestamp") or p.time("repository.pushed_at")
-    return _Row(Subject(kind="ref", id=ref, head_sha=after), (ref, after), at)
+    return _Row(_subject(kind="ref", id=ref, head_sha=after), (ref, after), at)
 
 
 Extractor = Callable[[_Payload, str], _Row]
@@ -381,8 +382,111 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 
 def content_hash(payload: dict[str, Any]) -> str:
-    canonical = _CANONICAL.encode(payload)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    """The first 32 hex digits of the sha256 of `payload`'s canonical JSON text (`_CANONICAL`)
+    in UTF-8: the identity of every event without a precise one. Deployed dedupe keys hold these
+    digests, so the text must never change (tests pin it); only how it is produced may."""
+    return hashlib.sha256(canonical_text(payload).encode("utf-8")).hexdigest()[:32]
+
+
+# The same repository, organization, installation and users come in event after event, each
+# object a large part of a payload's canonical text (half of it for the repository alone). Their
+# texts are kept, looked up by the object's exact content (its `marshal` bytes: they load back to
+# the very object, types included, so `1`, `1.0` and `true` are three keys as they are three
+# texts), and spliced into the text of the rest: the same text, each object encoded once.
+# Format 2 writes no back-references, so equal objects parsed from different payloads (their
+# strings shared differently) have equal bytes.
+_CONTEXT = frozenset({"repository", "organization", "installation", "enterprise", "sender"})
+_DEPTH = 2  # how far below the top entities are looked for (pull_request.head.repo)
+_ENTITY_BUDGET = 8 * 1024 * 1024  # bytes of keys and texts kept; all are forgotten past it
+_ENTITY_MAX = 64 * 1024  # a larger object is encoded each time, never kept
+_entity_texts: dict[bytes, str] = {}
+_entity_bytes = 0
+# A kept object's place in the rest's text: a string that JSON text holds only escaped (it starts
+# with NUL, written `\u0000`), numbered in the order it was put there.
+_MARK = "\x00holon-entity-"
+_MARK_TEXT = '"\\u0000holon-entity-'
+_MARK_END = '\\u0000"'
+
+
+def forget_kept_texts() -> None:
+    """Drop every kept text (the benchmark's cold figure; tests)."""
+    global _entity_bytes
+    _entity_texts.clear()
+    _entity_bytes = 0
+
+
+def _is_entity(value: dict[str, Any]) -> bool:
+    """A user, organization or repository: what GitHub repeats across events."""
+    return "id" in value and ("login" in value or "full_name" in value)
+
+
+def _entity_text(value: dict[str, Any]) -> str | None:
+    try:
+        mark = marshal.dumps(value, 2)
+    except ValueError:  # not plain data (a caller's own object): encoded with the rest
+        return None
+    text = _entity_texts.get(mark)
+    if text is None:
+        global _entity_bytes
+        text = _CANONICAL.encode(value)
+        size = len(mark) + len(text)
+        if size <= _ENTITY_MAX:
+            if _entity_bytes + size > _ENTITY_BUDGET:
+                forget_kept_texts()
+            _entity_texts[mark] = text
+            _entity_bytes += size
+    return text
+
+
+def _shell(obj: dict[str, Any], texts: list[str], depth: int, top: bool) -> dict[str, Any]:
+    """`obj` with its entities (and at the top, its context objects) replaced by numbered marks,
+    their texts appended to `texts`; dicts `depth` levels down are searched too. A dict is
+    copied only when something in it is replaced."""
+    shell: dict[str, Any] | None = None
+    for key, value in obj.items():
+        if type(value) is not dict:
+            continue
+        replacement: Any
+        if (top and key in _CONTEXT) or _is_entity(value):
+            text = _entity_text(value)
+            if text is None:
+                continue
+            replacement = f"{_MARK}{len(texts)}\x00"
+            texts.append(text)
+        elif depth > 0:
+            replacement = _shell(value, texts, depth - 1, False)
+            if replacement is value:
+                continue
+        else:
+            continue
+        if shell is None:
+            shell = dict(obj)
+        shell[key] = replacement
+    return obj if shell is None else shell
+
+
+def canonical_text(payload: dict[str, Any]) -> str:
+    """`json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`."""
+    texts: list[str] = []
+    shell = _shell(payload, texts, _DEPTH, True)
+    text = _CANONICAL.encode(shell)
+    if not texts:
+        return text
+    pieces = text.split(_MARK_TEXT)
+    if len(pieces) != len(texts) + 1:
+        # The payload itself holds a string that reads as a mark: encoded whole instead.
+        return _CANONICAL.encode(payload)
+    # The marks come in the text's (sorted) order: each number must come exactly once.
+    unplaced = {str(number): entity for number, entity in enumerate(texts)}
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        number, end, rest = piece.partition(_MARK_END)
+        entity = unplaced.pop(number, None) if end else None
+        if entity is None:
+            return _CANONICAL.encode(payload)
+        out.append(entity)
+        out.append(rest)
+    return "".join(out)
 
 
 # Frozen, so one instance serves every event with the same values: the listener sees few
@@ -390,6 +494,28 @@ def content_hash(payload: dict[str, Any]) -> str:
 _SHARED_MAX = 4096
 _scopes: dict[str | None, Scope] = {}
 _actors: dict[tuple[str, str, str | None], Actor] = {}
+
+
+_subjects: dict[tuple[str, str, str | None, tuple[int, ...]], Subject] = {}
+
+
+def _subject(
+    *, kind: str, id: str, head_sha: str | None = None, pull_requests: list[int] | None = None
+) -> Subject:
+    """The shared Subject of these values (frozen, never changed; the list too is only read)."""
+    if head_sha is not None and type(head_sha) is not str:
+        # Not a string: validation refuses it as it always did (and it may not be hashable).
+        return Subject(kind=kind, id=id, head_sha=head_sha, pull_requests=pull_requests or [])
+    numbers = tuple(pull_requests) if pull_requests else ()
+    key = (kind, id, head_sha, numbers)
+    subject = _subjects.get(key)
+    if subject is None:
+        if len(_subjects) >= _SHARED_MAX:
+            _subjects.clear()
+        subject = _subjects[key] = Subject(
+            kind=kind, id=id, head_sha=head_sha, pull_requests=list(numbers)
+        )
+    return subject
 
 
 def _scope(repo: str | None) -> Scope:
@@ -445,15 +571,15 @@ def _generic_subject(p: _Payload, repo: str | None) -> Subject | None:
         obj = data.get(kind)
         if isinstance(obj, dict) and isinstance(obj.get("number"), int):
             is_pr = kind == "pull_request" or isinstance(obj.get("pull_request"), dict)
-            return Subject(kind="pull_request" if is_pr else "issue", id=str(obj["number"]))
+            return _subject(kind="pull_request" if is_pr else "issue", id=str(obj["number"]))
     for kind in ("check_suite", "check_run", "workflow_run"):
         obj = data.get(kind)
         if isinstance(obj, dict) and isinstance(obj.get("id"), int):
-            return Subject(kind=kind, id=str(obj["id"]))
+            return _subject(kind=kind, id=str(obj["id"]))
     ref = data.get("ref")
     if isinstance(ref, str) and ref:
-        return Subject(kind="ref", id=ref)
-    return Subject(kind="repository", id=repo) if repo else None
+        return _subject(kind="ref", id=ref)
+    return _subject(kind="repository", id=repo) if repo else None
 
 
 def normalize(
@@ -487,7 +613,7 @@ def normalize(
         source, type_ = "timer", "timer.tick"
         ident = run_id or delivery or content_hash(payload)
         key = f"timer:{owner}:schedule:{cron or '-'}:{ident}"
-        subject: Subject | None = Subject(kind="repository", id=repo) if repo else None
+        subject: Subject | None = _subject(kind="repository", id=repo) if repo else None
         at, actor = received_at, None
     elif extractor is not None:
         row = extractor(p, action or "")
@@ -510,12 +636,12 @@ def normalize(
             # which branch's workflow file runs (usually the default branch), as
             # repository_dispatch's `branch` does: a subject ref:<name> would file the request
             # with pushes to that branch.
-            subject = Subject(kind="repository", id=repo) if repo else None
+            subject = _subject(kind="repository", id=repo) if repo else None
             # Holon's own re-activation names the subject it continues (gateway/continuation.py);
             # an input of any other shape leaves the dispatch on the repository.
             named = dispatch_subject(payload) if event == "workflow_dispatch" else None
             if named is not None:
-                subject = Subject(kind=named[0], id=named[1])
+                subject = _subject(kind=named[0], id=named[1])
         else:
             # Content, not delivery id: the same fact by any path (Actions has no delivery id).
             ident = content_hash(payload)
