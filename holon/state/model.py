@@ -12,12 +12,14 @@ total (two statuses can share a rank).
 
 from __future__ import annotations
 
+import heapq
 import json
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import Any, Literal, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import to_json
 
 RecordKind = Literal[
     "dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta", "memory", "spend"
@@ -227,6 +229,36 @@ class ServeState(BaseModel):
         return sorted(found, key=lambda r: (r.updated_at, r.key))
 
 
+class StateJSON:
+    """`state.model_dump_json(exclude_defaults=True)`, byte for byte, at the cost of the records
+    changed since the previous dump: each record's JSON is kept with the record it was made of.
+
+    Records are values: a state changes by putting a new record under an id, never by changing
+    one in place (they are frozen; their data is copied when made and never written to after),
+    so the same record object always serializes the same. A serve checkpointing a state of
+    20,000-odd records every 1,000 events reserializes about a thousand of them, not all.
+    """
+
+    def __init__(self) -> None:
+        self._made: dict[str, tuple[Record, bytes]] = {}
+
+    def dump(self, state: ServeState) -> bytes:
+        if not state.records or type(state) is not ServeState:
+            self._made = {}
+            return state.model_dump_json(exclude_defaults=True).encode()
+        made = self._made
+        fresh: dict[str, tuple[Record, bytes]] = {}
+        serialize = _RECORD_JSON.to_json
+        for rid, record in state.records.items():
+            kept = made.get(rid)
+            if kept is None or kept[0] is not record:
+                kept = (record, to_json(rid) + b":" + serialize(record, exclude_defaults=True))
+            fresh[rid] = kept
+        self._made = fresh  # records gone from the state are not held
+        return b'{"records":{' + b",".join(piece for _, piece in fresh.values()) + b"}}"
+
+
+_RECORD_JSON = Record.__pydantic_serializer__
 _age = attrgetter("updated_at", "key")
 
 
@@ -314,8 +346,10 @@ def prune(
     for found, cap in capped:
         excess = max(0, len(found) - cap)
         if excess:
-            found.sort(key=_age)
-            doomed.extend(record_id(r.kind, r.key) for r in found[:excess])
+            # The oldest `excess`, as sorting all and cutting would give them (ties kept in
+            # order), without sorting all: a checkpoint usually cuts ~1,000 of ~21,000 marks.
+            oldest = heapq.nsmallest(excess, found, key=_age)
+            doomed.extend(record_id(r.kind, r.key) for r in oldest)
     for rid in doomed:
         del state.records[rid]
     return len(doomed)

@@ -28,7 +28,7 @@ from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_bytes, atomic_write_text, open_regular
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
 from holon.state.journal import DEFAULT_MAX_BYTES, Journal
-from holon.state.model import ServeState
+from holon.state.model import ServeState, StateJSON
 
 STATE = "state.json"
 PREV = "state.json.prev"
@@ -74,6 +74,7 @@ class StateStore:
         self.lock_path = directory / LOCK
         self.control_dir = directory / CONTROL
         self._lock_fd: int | None = None
+        self._json = StateJSON()  # each record serialized once, not at every save
 
     def _not_writable(self, exc: OSError) -> InvalidInput:
         reason = exc.strerror or str(exc)
@@ -174,7 +175,7 @@ class StateStore:
         """Atomically replace state.json, keeping the replaced file as state.json.prev."""
         # Compact on purpose, defaults left out (a missing rank is recomputed from the status):
         # the file must stay small.
-        data = state.model_dump_json(exclude_defaults=True).encode()
+        data = self._json.dump(state)
         crashpoints.point("state.save:before")
         try:
             self._keep_previous()

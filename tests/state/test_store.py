@@ -225,3 +225,53 @@ def test_journals_keep_every_segment_unless_bounded(store: StateStore) -> None:
     names = sorted(p.name for p in store.directory.iterdir())
     assert names == ["events.ndjson", *(f"events.ndjson.{n}" for n in range(1, 10))]
     assert [e["id"] for e in store.journal("events").read()] == [f"e{i}" for i in range(10)]
+
+
+def test_saves_reuse_each_record_json_and_match_the_model_dump(store: StateStore) -> None:
+    """A save serializes only the records put since the last one, and writes exactly what the
+    state's own model dump is, through puts, replacements, tombstones, prunes and odd keys."""
+    state = ServeState()
+    store.save(state)
+    assert store.state_path.read_bytes() == state.model_dump_json(exclude_defaults=True).encode()
+    odd = ['k"q', "k\\b", "ключ\u2028", "k\x01", "emoji \U0001f600"]
+    for number, key in enumerate(["a", "b", *odd]):
+        state.put(
+            Record(
+                kind="intent",
+                key=key,
+                status="inflight",
+                updated_at=T0,
+                writer="w",
+                data={"n": number, "text": key, "nested": {"list": [1.5, None, True]}},
+            )
+        )
+    for round_ in range(4):
+        if round_ == 1:
+            state.put(Record(kind="dedupe", key="a", status="seen", updated_at=T0, writer="w"))
+        if round_ == 2:
+            state.put(
+                Record(
+                    kind="intent",
+                    key="a",
+                    status="succeeded",
+                    updated_at=T0,
+                    writer="w2",
+                    data={"result": {"ok": True}},
+                )
+            )
+            state.delete("intent", "b", at=T0, writer="w")
+        if round_ == 3:
+            del state.records["intent:ключ\u2028"]
+        store.save(state)
+        expected = state.model_dump_json(exclude_defaults=True).encode()
+        assert store.state_path.read_bytes() == expected
+        assert store.load() == state
+    # A record seen before is not serialized again; a new one is.
+    made = store._json._made
+    kept = {rid: piece for rid, (_, piece) in made.items()}
+    state.put(Record(kind="meta", key="new", updated_at=T0, writer="w"))
+    store.save(state)
+    assert all(store._json._made[rid][1] is piece for rid, piece in kept.items())
+    state.records.clear()
+    store.save(state)
+    assert store.state_path.read_bytes() == b"{}"
