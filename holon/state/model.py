@@ -247,15 +247,21 @@ class StateJSON:
             self._made = {}
             return state.model_dump_json(exclude_defaults=True).encode()
         made = self._made
-        fresh: dict[str, tuple[Record, bytes]] = {}
+        records = state.records
         serialize = _RECORD_JSON.to_json
-        for rid, record in state.records.items():
+        pieces: list[bytes] = []
+        for rid, record in records.items():
             kept = made.get(rid)
             if kept is None or kept[0] is not record:
-                kept = (record, to_json(rid) + b":" + serialize(record, exclude_defaults=True))
-            fresh[rid] = kept
-        self._made = fresh  # records gone from the state are not held
-        return b'{"records":{' + b",".join(piece for _, piece in fresh.values()) + b"}}"
+                kept = made[rid] = (
+                    record,
+                    to_json(rid) + b":" + serialize(record, exclude_defaults=True),
+                )
+            pieces.append(kept[1])
+        if len(made) > len(pieces):  # records gone from the state are not held
+            for rid in [rid for rid in made if rid not in records]:
+                del made[rid]
+        return b'{"records":{' + b",".join(pieces) + b"}}"
 
 
 _RECORD_JSON = Record.__pydantic_serializer__
@@ -325,17 +331,18 @@ def prune(
     memories: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
+        kind = record.kind
         # A day's spend records (controller/spending.py) matter only on their day.
-        old_kind = record.kind in ("dedupe", "spend")
-        if record.updated_at < cutoff and (record.deleted or old_kind):
+        if (kind == "dedupe" or kind == "spend" or record.deleted) and record.updated_at < cutoff:
             doomed.append(rid)
-        elif record.kind == "dedupe":
+        elif kind == "dedupe":
             dedupe.append(record)
-        elif record.kind == "intent" and record.rank >= 2:
-            settled.append(record)
-        elif record.kind == "closure":
+        elif kind == "intent":
+            if record.rank >= 2:
+                settled.append(record)
+        elif kind == "closure":
             closures.append(record)
-        elif record.kind == "memory":
+        elif kind == "memory":
             memories.append(record)
     capped = (
         (dedupe, max_dedupe),
