@@ -390,7 +390,7 @@ class Serve:
 
     def apply_controls(self) -> None:
         assert self.controller is not None
-        commands = self.store.take_controls()
+        commands = self.store.take_new_controls()  # listed only when it may have changed
         for command in commands:
             name = command.get("command")
             by = str(command.get("by") or "operator")

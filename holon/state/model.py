@@ -240,28 +240,28 @@ class StateJSON:
     """
 
     def __init__(self) -> None:
-        self._made: dict[str, tuple[Record, bytes]] = {}
+        # By record id: the record last serialized, and its `"id":{...}` JSON (bytes only: a
+        # dict the garbage collector need not walk).
+        self._records: dict[str, Record] = {}
+        self._pieces: dict[str, bytes] = {}
 
     def dump(self, state: ServeState) -> bytes:
-        if not state.records or type(state) is not ServeState:
-            self._made = {}
-            return state.model_dump_json(exclude_defaults=True).encode()
-        made = self._made
         records = state.records
+        made, pieces = self._records, self._pieces
+        if not records or type(state) is not ServeState:
+            made.clear()
+            pieces.clear()
+            return state.model_dump_json(exclude_defaults=True).encode()
         serialize = _RECORD_JSON.to_json
-        pieces: list[bytes] = []
         for rid, record in records.items():
-            kept = made.get(rid)
-            if kept is None or kept[0] is not record:
-                kept = made[rid] = (
-                    record,
-                    to_json(rid) + b":" + serialize(record, exclude_defaults=True),
-                )
-            pieces.append(kept[1])
-        if len(made) > len(pieces):  # records gone from the state are not held
+            if made.get(rid) is not record:
+                made[rid] = record
+                pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
+        if len(made) > len(records):  # records gone from the state are not held
             for rid in [rid for rid in made if rid not in records]:
-                del made[rid]
-        return b'{"records":{' + b",".join(pieces) + b"}}"
+                del made[rid], pieces[rid]
+        joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
+        return b'{"records":{' + joined + b"}}"
 
 
 _RECORD_JSON = Record.__pydantic_serializer__
