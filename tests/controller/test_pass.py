@@ -151,3 +151,14 @@ def test_what_an_effect_produced_is_reported_and_kept_with_the_intent(tmp_path: 
     assert line["output"]["comment_id"] == 9
     (record,) = loaded.state.live("intent")
     assert record.data["result"]["output"]["url"].endswith("#c9")
+
+
+def test_an_events_target_is_made_once_and_never_lent_to_another_event() -> None:
+    from holon.controller.decide import target_of
+
+    first, second = comment_event("hi", number=7), comment_event("hi", number=8)
+    assert target_of(first) is target_of(first)
+    assert target_of(second).subject() == "issue:8"
+    assert target_of(first).subject() == "issue:7"
+    same = first.model_copy()  # equal, but another envelope: its own answer
+    assert target_of(same) == target_of(first)
