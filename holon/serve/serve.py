@@ -375,9 +375,10 @@ class Serve:
         """Every event of the replay files in order; a broken line is journaled and skipped."""
         assert self.controller is not None
         for path in self._replay_files:
+            name = path.name
             with path.open("rb") as handle:
                 for number, raw in enumerate(jsonio.lines(handle, MAX_LINE_BYTES), start=1):
-                    where = f"{path.name} line {number}"
+                    where = f"{name} line {number}"
                     try:
                         env = parse_line(
                             raw, where, received_at=self.clock(), mention=self.options.mention
