@@ -258,7 +258,7 @@ class StateJSON:
                 made[rid] = record
                 pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
         if len(made) > len(records):  # records gone from the state are not held
-            for rid in [rid for rid in made if rid not in records]:
+            for rid in made.keys() - records.keys():  # the difference taken in C
                 del made[rid], pieces[rid]
         joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
         return b'{"records":{' + joined + b"}}"
