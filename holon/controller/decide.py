@@ -49,10 +49,22 @@ class Decider(Protocol):
 
 
 def target_of(envelope: EventEnvelope) -> Target:
+    # A pass asks several times of one event: both are frozen, so the last answer is kept
+    # (held with its envelope, whose identity then cannot be reused).
+    global _last_target
+    last = _last_target  # one read: another thread may replace it, never change it
+    if last is not None and last[0] is envelope:
+        return last[1]
     subject = envelope.subject
     if subject is None:
-        return Target(repo=envelope.scope.repo, kind="repository", id=envelope.scope.repo or "-")
-    return Target(repo=envelope.scope.repo, kind=subject.kind, id=subject.id)
+        target = Target(repo=envelope.scope.repo, kind="repository", id=envelope.scope.repo or "-")
+    else:
+        target = Target(repo=envelope.scope.repo, kind=subject.kind, id=subject.id)
+    _last_target = (envelope, target)
+    return target
+
+
+_last_target: tuple[EventEnvelope, Target] | None = None
 
 
 def _matches(rule: Rule, env: EventEnvelope, policy: Policy, facts: RepoFacts) -> bool:

@@ -58,6 +58,9 @@ def judge(p: Pass, env: EventEnvelope, decision: Decision) -> Verdict:
         except IntentRejected as exc:
             rejected.append({"type": proposal.type, "reason": str(exc)})
     problem = authority_problem(env, parts.facts, parts.policy)
+    if not intents:
+        # Nothing to guard, limit or refuse (most events): what the steps below give for none.
+        return Verdict([], [], rejected, problem is None)
     accepted, refused = guard(
         intents,
         env,

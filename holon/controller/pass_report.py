@@ -67,6 +67,9 @@ class PassReport(BaseModel):
     )
 
 
+_REPORT_FIELDS = set(PassReport.model_fields)
+
+
 @dataclass
 class Pass:
     """One pass at work: what it was given, and what it did so far."""
@@ -115,21 +118,29 @@ class Pass:
         code = EXIT_HUMAN if self.kept else worst_exit(c.exit_code for c in closures.values())
         # Built from the pass's own values, already validated as they were made: not again
         # (copied, as validation would copy them).
-        return PassReport.model_construct(
-            kind=self.kind,
-            event_id=self.event_id,
-            kept=self.kept,
-            subjects=list(self.closures),
-            decisions=list(self.decisions),
-            intents=list(self.intents),
-            results=list(self.results),
-            closures=closures,
-            exit_code=code,
-            job_conclusion=job_conclusion_of(code),
-            follow_ups=list(self.follow_ups),
-            ended_runs=list(self.ended_runs),
-            deferred=list(self.deferred),
-        )
+        values = {
+            "kind": self.kind,
+            "event_id": self.event_id,
+            "kept": self.kept,
+            "subjects": list(self.closures),
+            "decisions": list(self.decisions),
+            "intents": list(self.intents),
+            "results": list(self.results),
+            "closures": closures,
+            "exit_code": code,
+            "job_conclusion": job_conclusion_of(code),
+            "follow_ups": list(self.follow_ups),
+            "ended_runs": list(self.ended_runs),
+            "deferred": list(self.deferred),
+        }
+        # What `model_construct` makes of every field given, without its per-field walk (a
+        # pass's report is made for every event).
+        report = PassReport.__new__(PassReport)
+        object.__setattr__(report, "__dict__", values)
+        object.__setattr__(report, "__pydantic_fields_set__", _REPORT_FIELDS)
+        object.__setattr__(report, "__pydantic_extra__", None)
+        object.__setattr__(report, "__pydantic_private__", None)
+        return report
 
 
 def intent_of(record: Record) -> ActionIntent | None:

@@ -12,12 +12,14 @@ total (two statuses can share a rank).
 
 from __future__ import annotations
 
+import heapq
 import json
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import Any, Literal, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import to_json
 
 RecordKind = Literal[
     "dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta", "memory", "spend"
@@ -227,6 +229,42 @@ class ServeState(BaseModel):
         return sorted(found, key=lambda r: (r.updated_at, r.key))
 
 
+class StateJSON:
+    """`state.model_dump_json(exclude_defaults=True)`, byte for byte, at the cost of the records
+    changed since the previous dump: each record's JSON is kept with the record it was made of.
+
+    Records are values: a state changes by putting a new record under an id, never by changing
+    one in place (they are frozen; their data is copied when made and never written to after),
+    so the same record object always serializes the same. A serve checkpointing a state of
+    20,000-odd records every 1,000 events reserializes about a thousand of them, not all.
+    """
+
+    def __init__(self) -> None:
+        # By record id: the record last serialized, and its `"id":{...}` JSON (bytes only: a
+        # dict the garbage collector need not walk).
+        self._records: dict[str, Record] = {}
+        self._pieces: dict[str, bytes] = {}
+
+    def dump(self, state: ServeState) -> bytes:
+        records = state.records
+        made, pieces = self._records, self._pieces
+        if not records or type(state) is not ServeState:
+            made.clear()
+            pieces.clear()
+            return state.model_dump_json(exclude_defaults=True).encode()
+        serialize = _RECORD_JSON.to_json
+        for rid, record in records.items():
+            if made.get(rid) is not record:
+                made[rid] = record
+                pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
+        if len(made) > len(records):  # records gone from the state are not held
+            for rid in made.keys() - records.keys():  # the difference taken in C
+                del made[rid], pieces[rid]
+        joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
+        return b'{"records":{' + joined + b"}}"
+
+
+_RECORD_JSON = Record.__pydantic_serializer__
 _age = attrgetter("updated_at", "key")
 
 
@@ -293,17 +331,18 @@ def prune(
     memories: list[Record] = []
     # One pass: this runs every serve pass over up to max_dedupe + one pass's worth of records.
     for rid, record in state.records.items():
+        kind = record.kind
         # A day's spend records (controller/spending.py) matter only on their day.
-        old_kind = record.kind in ("dedupe", "spend")
-        if record.updated_at < cutoff and (record.deleted or old_kind):
+        if (kind == "dedupe" or kind == "spend" or record.deleted) and record.updated_at < cutoff:
             doomed.append(rid)
-        elif record.kind == "dedupe":
+        elif kind == "dedupe":
             dedupe.append(record)
-        elif record.kind == "intent" and record.rank >= 2:
-            settled.append(record)
-        elif record.kind == "closure":
+        elif kind == "intent":
+            if record.rank >= 2:
+                settled.append(record)
+        elif kind == "closure":
             closures.append(record)
-        elif record.kind == "memory":
+        elif kind == "memory":
             memories.append(record)
     capped = (
         (dedupe, max_dedupe),
@@ -314,8 +353,10 @@ def prune(
     for found, cap in capped:
         excess = max(0, len(found) - cap)
         if excess:
-            found.sort(key=_age)
-            doomed.extend(record_id(r.kind, r.key) for r in found[:excess])
+            # The oldest `excess`, as sorting all and cutting would give them (ties kept in
+            # order), without sorting all: a checkpoint usually cuts ~1,000 of ~21,000 marks.
+            oldest = heapq.nsmallest(excess, found, key=_age)
+            doomed.extend(record_id(r.kind, r.key) for r in oldest)
     for rid in doomed:
         del state.records[rid]
     return len(doomed)

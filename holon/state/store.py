@@ -16,6 +16,7 @@ import fcntl
 import os
 import re
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +29,7 @@ from holon.errors import InvalidInput
 from holon.fsutil import atomic_write_bytes, atomic_write_text, open_regular
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
 from holon.state.journal import DEFAULT_MAX_BYTES, Journal
-from holon.state.model import ServeState
+from holon.state.model import ServeState, StateJSON
 
 STATE = "state.json"
 PREV = "state.json.prev"
@@ -54,6 +55,8 @@ def _one_line(text: str) -> str:
 
 MAX_STATE_BYTES = 64 * 1024 * 1024
 MAX_CONTROL_BYTES = 1024 * 1024
+# How recent a control directory's timestamps must not be for a serve to trust them unchanged.
+CONTROL_RACY_SECONDS = 2
 
 
 def _validation_problem(exc: ValidationError) -> str:
@@ -74,6 +77,9 @@ class StateStore:
         self.lock_path = directory / LOCK
         self.control_dir = directory / CONTROL
         self._lock_fd: int | None = None
+        self._json = StateJSON()  # each record serialized once, not at every save
+        # The control directory as a scan last found it empty (see `take_new_controls`).
+        self._controls_empty: tuple[int, int, int] | bool | None = False
 
     def _not_writable(self, exc: OSError) -> InvalidInput:
         reason = exc.strerror or str(exc)
@@ -174,7 +180,7 @@ class StateStore:
         """Atomically replace state.json, keeping the replaced file as state.json.prev."""
         # Compact on purpose, defaults left out (a missing rank is recomputed from the status):
         # the file must stay small.
-        data = state.model_dump_json(exclude_defaults=True).encode()
+        data = self._json.dump(state)
         crashpoints.point("state.save:before")
         try:
             self._keep_previous()
@@ -210,6 +216,34 @@ class StateStore:
         except OSError as exc:
             raise self._not_writable(exc) from exc
         return path
+
+    def take_new_controls(self) -> list[dict[str, Any]]:
+        """`take_controls`, without listing the directory while it is unchanged since a listing
+        found it empty: a running serve asks before every event, and a stat costs far less.
+
+        Unchanged means the same inode, modification and change times. A time within
+        CONTROL_RACY_SECONDS of the clock is not trusted (a filesystem's timestamps may be
+        coarse: a command posted in the same tick as the listing would not change them), so
+        for that long after any change the directory is listed every time."""
+        try:
+            found = os.stat(self.control_dir)
+            seen: tuple[int, int, int] | None = (
+                found.st_ino,
+                found.st_mtime_ns,
+                found.st_ctime_ns,
+            )
+        except FileNotFoundError:
+            seen = None
+        except OSError:
+            seen = None
+            self._controls_empty = False  # listed, and its error said, every time
+        if self._controls_empty is not False and seen == self._controls_empty:
+            return []
+        taken = self.take_controls()
+        racy = time.time_ns() - CONTROL_RACY_SECONDS * 1_000_000_000
+        settled = seen is None or max(seen[1], seen[2]) < racy
+        self._controls_empty = seen if not taken and settled else False
+        return taken
 
     def take_controls(self) -> list[dict[str, Any]]:
         """Pending commands, oldest first, each removed; malformed ones go to control/rejected/."""

@@ -151,3 +151,29 @@ def test_what_an_effect_produced_is_reported_and_kept_with_the_intent(tmp_path: 
     assert line["output"]["comment_id"] == 9
     (record,) = loaded.state.live("intent")
     assert record.data["result"]["output"]["url"].endswith("#c9")
+
+
+def test_an_events_target_is_made_once_and_never_lent_to_another_event() -> None:
+    from holon.controller.decide import target_of
+
+    first, second = comment_event("hi", number=7), comment_event("hi", number=8)
+    assert target_of(first) is target_of(first)
+    assert target_of(second).subject() == "issue:8"
+    assert target_of(first).subject() == "issue:7"
+    same = first.model_copy()  # equal, but another envelope: its own answer
+    assert target_of(same) == target_of(first)
+
+
+def test_a_decision_proposing_nothing_is_judged_as_the_full_guard_would(tmp_path: Path) -> None:
+    from holon.controller.decide import Decision
+    from holon.controller.guarding import Verdict, judge
+    from holon.controller.pass_report import Pass
+
+    parts, loaded = _parts(tmp_path), LoadedState.of(ServeState())
+    for association, authorized in (("OWNER", True), ("NONE", False)):
+        env = comment_event("/holon solve", number=4, association=association)
+        p = Pass(parts, loaded, "event", env.id)
+        verdict = judge(p, env, Decision("policy", "no rule matches"))
+        assert verdict == Verdict([], [], [], authorized, None, [], [])
+        assert p.decisions == []
+        assert loaded.state.records == {}  # nothing put, no refusal comment's cooldown

@@ -46,3 +46,45 @@ def test_a_replay_keeps_its_pass_reports_only_when_asked(
         serve.close()
     assert serve.closures()
     assert bool(serve.reports) is keep_reports
+
+
+def test_the_loop_defers_full_collections_and_restores_the_callers_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serve's long-lived heap is walked by every full collection: while its loop runs they
+    are rarer; the process's own setting is back once it ends (even when the loop raises)."""
+    import gc
+
+    from holon.serve import serve as module
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    example = Path(__file__).resolve().parents[2] / "examples" / "serve"
+    options = ServeOptions(
+        state_dir=tmp_path / "s", replay=[example / "replay.ndjson"], dry_run=True, once=True
+    )
+    serve = Serve(options)
+    serve.open()
+    handle = serve.handle
+
+    def watched(env: module.EventEnvelope) -> None:
+        seen.append(gc.get_threshold())
+        handle(env)
+
+    monkeypatch.setattr(serve, "handle", watched)
+    try:
+        serve.run()
+        assert seen
+        assert all(t[2] >= module.FULL_COLLECTION_EVERY for t in seen)
+        assert gc.get_threshold() == before
+
+        def broken(env: module.EventEnvelope) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(serve, "handle", broken)
+        serve.stopping.clear()
+        with pytest.raises(RuntimeError):
+            serve.run()
+        assert gc.get_threshold() == before
+    finally:
+        serve.close()

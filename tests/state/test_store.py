@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -225,3 +226,97 @@ def test_journals_keep_every_segment_unless_bounded(store: StateStore) -> None:
     names = sorted(p.name for p in store.directory.iterdir())
     assert names == ["events.ndjson", *(f"events.ndjson.{n}" for n in range(1, 10))]
     assert [e["id"] for e in store.journal("events").read()] == [f"e{i}" for i in range(10)]
+
+
+def test_saves_reuse_each_record_json_and_match_the_model_dump(store: StateStore) -> None:
+    """A save serializes only the records put since the last one, and writes exactly what the
+    state's own model dump is, through puts, replacements, tombstones, prunes and odd keys."""
+    state = ServeState()
+    store.save(state)
+    assert store.state_path.read_bytes() == state.model_dump_json(exclude_defaults=True).encode()
+    odd = ['k"q', "k\\b", "ключ\u2028", "k\x01", "emoji \U0001f600"]
+    for number, key in enumerate(["a", "b", *odd]):
+        state.put(
+            Record(
+                kind="intent",
+                key=key,
+                status="inflight",
+                updated_at=T0,
+                writer="w",
+                data={"n": number, "text": key, "nested": {"list": [1.5, None, True]}},
+            )
+        )
+    for round_ in range(4):
+        if round_ == 1:
+            state.put(Record(kind="dedupe", key="a", status="seen", updated_at=T0, writer="w"))
+        if round_ == 2:
+            state.put(
+                Record(
+                    kind="intent",
+                    key="a",
+                    status="succeeded",
+                    updated_at=T0,
+                    writer="w2",
+                    data={"result": {"ok": True}},
+                )
+            )
+            state.delete("intent", "b", at=T0, writer="w")
+        if round_ == 3:
+            del state.records["intent:ключ\u2028"]
+            state.records = dict(reversed(state.records.items()))
+        store.save(state)
+        expected = state.model_dump_json(exclude_defaults=True).encode()
+        assert store.state_path.read_bytes() == expected
+        assert store.load() == state
+    # A record seen before is not serialized again; a new one is.
+    kept = dict(store._json._pieces)
+    state.put(Record(kind="meta", key="new", updated_at=T0, writer="w"))
+    store.save(state)
+    assert all(store._json._pieces[rid] is piece for rid, piece in kept.items())
+    # A record dropped, saved without, and put back comes last, as in the state.
+    first = next(iter(state.records))
+    record = state.records.pop(first)
+    store.save(state)
+    state.records[first] = record
+    store.save(state)
+    assert store.state_path.read_bytes() == state.model_dump_json(exclude_defaults=True).encode()
+    state.records.clear()
+    store.save(state)
+    assert store.state_path.read_bytes() == b"{}"
+
+
+def test_new_controls_list_the_directory_only_when_it_may_have_changed(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed: list[int] = []
+    take = store.take_controls
+
+    def counted() -> list[dict[str, object]]:
+        listed.append(1)
+        return take()
+
+    monkeypatch.setattr(store, "take_controls", counted)
+    assert store.take_new_controls() == []  # no directory yet: listed once
+    assert store.take_new_controls() == []
+    assert len(listed) == 1
+    sent = store.post_control({"command": "pause"})
+    assert store.take_new_controls() == [{"command": "pause"}]  # it appeared: listed
+    # Changed within the last seconds: its timestamps may be too coarse to trust, so listed
+    # every time until they are old enough.
+    before = len(listed)
+    assert store.take_new_controls() == []
+    assert store.take_new_controls() == []
+    assert len(listed) == before + 2
+    old = time.time() - 60
+    os.utime(store.control_dir, (old, old))
+    assert store.take_new_controls() == []  # the ctime is still recent: listed
+    monkeypatch.setattr("holon.state.store.CONTROL_RACY_SECONDS", -3600)  # now trusted
+    assert store.take_new_controls() == []
+    before = len(listed)
+    assert store.take_new_controls() == []
+    assert store.take_new_controls() == []
+    assert len(listed) == before  # unchanged: not listed
+    # A command posted since is taken at the next call.
+    store.post_control({"command": "resume", "by": "ops"})
+    assert store.take_new_controls() == [{"command": "resume", "by": "ops"}]
+    assert not sent.exists()
