@@ -4,8 +4,12 @@ The branch's open pull request is looked up first (`pulls/list` by `owner:branch
 Holon's login opened has its body brought up to date; one somebody else opened from Holon's
 branch is left as it is (the note says so): Holon does not rewrite a person's description. A
 create answered with a 5xx is looked up again by branch before it is sent again: one pull
-request per branch, never two. A repository that does not take draft pull requests gets a
-ready one, and the note says so.
+request per branch, never two. A create GitHub refuses (422) because the branch has an open
+pull request now is the same run published by another process at the same moment (one event
+delivered to two jobs: both looked up, found none, and created; GitHub keeps one open pull
+request per head and base and refuses the second): the one it opened is looked up and taken as
+this publish's, as the look-up would have found it a moment later. A repository that does not
+take draft pull requests gets a ready one, and the note says so.
 """
 
 from __future__ import annotations
@@ -55,15 +59,7 @@ def open_or_update(
     title, body = neutralized(title, rules), fit(neutralized(body, rules), COMMENT_LIMIT)
     existing = find_pull(api, branch)
     if existing is not None:
-        number, url = int(existing["number"]), str(existing.get("html_url", ""))
-        author = (existing.get("user") or {}).get("login")
-        if not same_login(author, login):
-            note = f"an open pull request by {author} already has {branch}; left as it is"
-            return PullResult(number, url, "kept", note)
-        if existing.get("body") == body:
-            return PullResult(number, url, "unchanged")
-        api.call("pulls/update", "PATCH", f"/pulls/{number}", body={"body": body})
-        return PullResult(number, url, "updated")
+        return _existing(api, login, branch, body, existing)
     notes: list[str] = []
 
     def create() -> dict[str, Any]:
@@ -79,7 +75,33 @@ def open_or_update(
             made = api.call("pulls/create", "POST", "/pulls", body=payload)
         return made
 
-    made = write_once(create, lambda: find_pull(api, branch))
+    try:
+        made = write_once(create, lambda: find_pull(api, branch))
+    except Rejected:
+        # Opened meanwhile by another process (GitHub: "A pull request already exists"):
+        # that one is this publish's. Refused for another reason: no pull request, said.
+        raced = find_pull(api, branch)
+        if raced is None:
+            raise
+        found = _existing(api, login, branch, body, raced)
+        said = ["opened by another job at the same moment", *([found.note] if found.note else [])]
+        return PullResult(found.number, found.url, found.action, "; ".join(said))
     return PullResult(
         int(made["number"]), str(made.get("html_url", "")), "created", "; ".join(notes)
     )
+
+
+def _existing(
+    api: RepoApi, login: str | None, branch: str, body: str, existing: dict[str, Any]
+) -> PullResult:
+    """The branch's open pull request: its body brought up to date when Holon opened it (1
+    call, none when it already says this); left as it is when somebody else did."""
+    number, url = int(existing["number"]), str(existing.get("html_url", ""))
+    author = (existing.get("user") or {}).get("login")
+    if not same_login(author, login):
+        note = f"an open pull request by {author} already has {branch}; left as it is"
+        return PullResult(number, url, "kept", note)
+    if existing.get("body") == body:
+        return PullResult(number, url, "unchanged")
+    api.call("pulls/update", "PATCH", f"/pulls/{number}", body={"body": body})
+    return PullResult(number, url, "updated")

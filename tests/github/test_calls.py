@@ -26,6 +26,8 @@ def gh(github_server: LoopbackGitHub) -> Iterator[github.Github]:
     repo.add_issue("Crash on start", labels=["bug"])  # 1
     repo.refs["heads/holon/issue-1"] = repo.put_file("fix.txt", b"fixed\n", "main")
     repo.add_pull("Fix the crash", head="holon/issue-1")  # 2
+    # A branch with no pull request yet ("open pull"; GitHub keeps one open per head and base).
+    repo.refs["heads/holon/issue-3"] = repo.refs["heads/holon/issue-1"]
     repo.add_comment(1, "first", "octocat")
     repo.permissions["octocat"] = "write"
     client = make_client(
@@ -78,7 +80,7 @@ PRIMITIVES: list[tuple[str, Callable[[Any, Repo], object], list[str]]] = [
     ("read issue", lambda r, s: r.get_issue(1).title, ["issues/get"]),
     (
         "open pull",
-        lambda r, s: r.create_pull(title="t", body="b", head="holon/issue-1", base="main"),
+        lambda r, s: r.create_pull(title="t", body="b", head="holon/issue-3", base="main"),
         ["pulls/create"],
     ),
     ("find pulls", lambda r, s: list(r.get_pulls(head="octocat:holon/issue-1")), ["pulls/list"]),

@@ -168,3 +168,49 @@ def test_the_loopback_fake_moves_a_pull_requests_head_when_its_branch_is_pushed(
     assert got.json()["head"]["sha"] == later
     assert (fork.pull.head_sha, closed.pull.head_sha) == (start, start)
     server.assert_clean()
+
+
+def test_the_loopback_fake_keeps_one_open_pull_request_per_head_and_base() -> None:
+    # As GitHub: a second create for a head and base with an open pull request is a 422 with
+    # GitHub's validation-error body; a closed one, a fork's or another base does not count.
+    with LoopbackGitHub(token=TOKEN) as server:
+        repo = server.state.repos["octocat/Hello-World"]
+        repo.refs["heads/holon/issue-1"] = repo.refs["heads/dev"] = repo.refs["heads/main"]
+        first = repo.add_pull("Fix", head="holon/issue-1")
+        fork = repo.add_pull("Fork's", head="holon/issue-1", base="dev")
+        assert fork.pull is not None
+        fork.pull.fork = "someone/Hello-World"
+
+        def create(base: str) -> requests.Response:
+            return requests.post(
+                f"{server.url}/repos/octocat/Hello-World/pulls",
+                json={"title": "Fix again", "head": "holon/issue-1", "base": base},
+                headers={"Authorization": f"token {TOKEN}"},
+                timeout=5,
+            )
+
+        refused = create("main")
+        other_base = create("dev")
+        first.state = "closed"
+        reopened = create("main")
+        gone = requests.post(
+            f"{server.url}/repos/octocat/Hello-World/pulls",
+            json={"title": "Fix", "head": "no-such-branch", "base": "main"},
+            headers={"Authorization": f"token {TOKEN}"},
+            timeout=5,
+        )
+    assert refused.status_code == 422
+    assert refused.json()["message"] == "Validation Failed"
+    assert refused.json()["errors"] == [
+        {
+            "resource": "PullRequest",
+            "code": "custom",
+            "message": "A pull request already exists for octocat:holon/issue-1.",
+        }
+    ]
+    assert (other_base.status_code, reopened.status_code) == (201, 201)
+    assert gone.status_code == 422
+    assert gone.json()["errors"] == [
+        {"resource": "PullRequest", "field": "head", "code": "invalid"}
+    ]
+    server.assert_clean()

@@ -2,7 +2,13 @@
 deciding the same intent): the one whose branch write GitHub refuses because the other's landed
 first finds the branch at the run's own commit on the same base and takes it as its publish,
 as it would have a moment later. Before, it failed the run as "the branch moved", and its
-handoff overwrote the subject's one comment with `failed` while the work was published."""
+handoff overwrote the subject's one comment with `failed` while the work was published.
+
+Then both open the branch's pull request: each looks it up by branch, and when both look before
+either creates, both create. GitHub keeps one open pull request per head and base and refuses
+the second with 422 "A pull request already exists"; that one is then looked up and taken as
+the publish's. Before, the refusal failed the run (PushedThenFailed) and the loopback GitHub,
+which took the second create, let the 8-way race (`test_concurrent_runs.py`) open two."""
 
 from __future__ import annotations
 
@@ -13,10 +19,10 @@ from typing import Any
 import github
 import pytest
 
-from holon.github import publish_ref
+from holon.github import publish_pr, publish_ref
 from holon.github.client import GitHubConfig, make_client
 from holon.github.errors import PublishError
-from holon.github.publish import publish_change
+from holon.github.publish import PushedThenFailed, publish_change
 from tests.github.publish_support import runner_patch, seed
 from tests.github.test_publish import BASE, LOGIN, REPO, TOKEN, edit, request
 from tests.support.github_fake import LoopbackGitHub
@@ -102,3 +108,60 @@ def test_a_pr_fix_another_process_published_first_is_this_publish(
     assert second.output["commit"] == first.output["commit"] == pull.pull.head_sha
     assert not second.performed
     assert github_server.count("git/create-commit") == 1
+
+
+def _opened_meanwhile(monkeypatch: pytest.MonkeyPatch, repo: Repo) -> dict[str, int]:
+    """Just after this process first looks up the branch's pull request (and finds none),
+    another process of the same run opens it (with no body yet, to tell the two apart)."""
+    real = publish_pr.find_pull
+    other: dict[str, int] = {}
+
+    def find(api: Any, branch: str) -> dict[str, Any] | None:
+        found = real(api, branch)
+        if not other:
+            other["number"] = repo.add_pull("Fix #1", head=branch, user=LOGIN).number
+        return found
+
+    monkeypatch.setattr("holon.github.publish_pr.find_pull", find)
+    return other
+
+
+def _holon_pulls(repo: Repo) -> list[int]:
+    return [i.number for i in repo.issues.values() if i.pull and i.pull.head == BRANCH[6:]]
+
+
+def test_a_pull_request_another_process_opened_meanwhile_is_this_publish(
+    gh: github.Github,
+    github_server: LoopbackGitHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    base = seed(repo, BASE)
+    other = _opened_meanwhile(monkeypatch, repo)
+    outcome = publish_change(gh, LOGIN, request(base), runner_patch(tmp_path, BASE, edit))
+    # GitHub refused the second create; the one open pull request is this publish's.
+    assert github_server.count("pulls/create") == 1
+    assert _holon_pulls(repo) == [other["number"]]
+    assert outcome.output["pull_request"] == other["number"]
+    assert outcome.output["commit"] == repo.refs[BRANCH]
+    assert outcome.output["pull_request_action"] == "updated"  # its body brought up to date
+    assert "opened by another job at the same moment" in outcome.note
+    assert "holon" in repo.issues[other["number"]].body  # this publish's body now
+
+
+def test_a_create_refused_for_another_reason_still_fails_after_the_push(
+    gh: github.Github,
+    github_server: LoopbackGitHub,
+    tmp_path: Path,
+) -> None:
+    repo = github_server.state.repos[REPO]
+    repo.add_issue("Crash on start")
+    base = seed(repo, BASE)
+    github_server.fail("pulls/create", 422)
+    with pytest.raises(PushedThenFailed) as caught:
+        publish_change(gh, LOGIN, request(base), runner_patch(tmp_path, BASE, edit))
+    assert caught.value.pushed.output["commit"] == repo.refs[BRANCH]
+    assert _holon_pulls(repo) == []
+    assert github_server.count("pulls/list") == 2  # looked up before and after the refusal

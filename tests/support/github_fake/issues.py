@@ -89,17 +89,29 @@ def _pulls(req: Request) -> Reply:
     if req.json is not None:
         head, base = str(req.field("head")), str(req.field("base"))
         if f"heads/{head}" not in repo.refs:
-            raise Refused(422, "Validation Failed")
+            invalid = {"resource": "PullRequest", "field": "head", "code": "invalid"}
+            raise Refused(422, "Validation Failed", [invalid])
+        # GitHub keeps one open pull request per head and base: a second is refused.
+        if any(
+            i.pull
+            and i.state == "open"
+            and not i.pull.fork
+            and (i.pull.head, i.pull.base) == (head, base)
+            for i in repo.issues.values()
+        ):
+            exists = f"A pull request already exists for {repo.owner}:{head}."
+            custom = {"resource": "PullRequest", "code": "custom", "message": exists}
+            raise Refused(422, "Validation Failed", [custom])
         issue = repo.add_pull(
             str(req.field("title")), head, base, user=req.login, body=req.json.get("body") or ""
         )
         assert issue.pull is not None
         issue.pull.draft = bool(req.json.get("draft"))
         return 201, req.render.pull(repo, issue)
-    wanted, head = req.arg("state", "open"), req.arg("head")
+    wanted, listed = req.arg("state", "open"), req.arg("head")
     found = [i for i in repo.issues.values() if i.pull and wanted in ("all", i.state)]
-    if head:
-        found = [i for i in found if i.pull and f"{repo.owner}:{i.pull.head}" == head]
+    if listed:
+        found = [i for i in found if i.pull and f"{repo.owner}:{i.pull.head}" == listed]
     return 200, [req.render.pull(repo, i) for i in found]
 
 

@@ -41,8 +41,13 @@ from tests.support.github_fake.state import GitHubState, Missing, Refused
 DOCS = "https://docs.github.com/rest"
 
 
-def error_body(status: int, message: str) -> dict[str, str]:
-    return {"message": message, "documentation_url": DOCS, "status": str(status)}
+def error_body(
+    status: int, message: str, errors: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": message, "documentation_url": DOCS, "status": str(status)}
+    if errors is not None:  # a 422's validation errors, listed as GitHub lists them
+        body["errors"] = errors
+    return body
 
 
 class LoopbackGitHub(CallLog):
@@ -150,7 +155,8 @@ class LoopbackGitHub(CallLog):
             except Missing:
                 return 404, error_body(404, "Not Found"), {}
             except Refused as refused:
-                return refused.status, error_body(refused.status, refused.message), {}
+                body = error_body(refused.status, refused.message, refused.errors)
+                return refused.status, body, {}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 return 422, error_body(422, f"Invalid request: {exc.__class__.__name__}"), {}
             if fault is not None:  # done, and the answer is lost

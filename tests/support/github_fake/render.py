@@ -50,7 +50,7 @@ class Renderer:
         }
 
     def issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
-        body = self.template("issues/get", repo)
+        body: dict[str, Any] = self.template("issues/get", repo)
         url = f"{self.repo_url(repo)}/issues/{issue.number}"
         body.update(
             id=issue.number,
@@ -76,7 +76,7 @@ class Renderer:
     def pull(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         assert issue.pull is not None
         pull = issue.pull
-        body = self.template("pulls/get", repo)
+        body: dict[str, Any] = self.template("pulls/get", repo)
         url = f"{self.repo_url(repo)}/pulls/{issue.number}"
         issue_url = f"{self.repo_url(repo)}/issues/{issue.number}"
         body.update(
@@ -135,7 +135,7 @@ class Renderer:
         }
 
     def check_run(self, repo: Repo, run: dict[str, Any]) -> dict[str, Any]:
-        body = self.template("checks/get", repo)
+        body: dict[str, Any] = self.template("checks/get", repo)
         body.update({k: v for k, v in run.items() if k != "output"})
         body["url"] = f"{self.repo_url(repo)}/check-runs/{run['id']}"
         body["output"] = {**body.get("output", {}), **run.get("output", {})}

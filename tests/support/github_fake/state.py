@@ -17,12 +17,16 @@ class Missing(LookupError):
 
 
 class Refused(Exception):
-    """A request GitHub would refuse: status and message."""
+    """A request GitHub would refuse: status and message, and for a 422 the `errors` of
+    GitHub's validation-error body (`{"resource", "field", "code", "message"}` each)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(
+        self, status: int, message: str, errors: list[dict[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.errors = errors
 
 
 @dataclass
