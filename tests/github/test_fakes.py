@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 import requests
@@ -214,3 +215,34 @@ def test_the_loopback_fake_keeps_one_open_pull_request_per_head_and_base() -> No
         {"resource": "PullRequest", "field": "head", "code": "invalid"}
     ]
     server.assert_clean()
+
+
+def test_the_loopback_fake_holds_answers_until_every_party_is_done() -> None:
+    # Two racing processes forced to interleave: both look up, then either acts.
+    with LoopbackGitHub(token=TOKEN) as server:
+        held = server.hold("pulls/list", 2, {"head": "octocat:feature"})
+        url = f"{server.url}/repos/octocat/Hello-World/pulls"
+        auth = {"Authorization": f"token {TOKEN}"}
+        answers: list[int] = []
+
+        def look() -> None:
+            answers.append(
+                requests.get(
+                    url, params={"head": "octocat:feature"}, headers=auth, timeout=10
+                ).status_code
+            )
+
+        first = threading.Thread(target=look)
+        first.start()
+        first.join(0.3)
+        assert first.is_alive()  # done, its answer held
+        assert answers == []
+        other = requests.get(url, params={"head": "octocat:other"}, headers=auth, timeout=5)
+        assert other.status_code == 200  # another query is not held
+        look()
+        first.join(5)
+        later = requests.get(url, params={"head": "octocat:feature"}, headers=auth, timeout=5)
+    assert answers == [200, 200]
+    assert later.status_code == 200
+    assert held.met
+    assert server.count("pulls/list") == 4

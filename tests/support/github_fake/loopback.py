@@ -13,7 +13,9 @@ request gets 501 and is recorded as a violation, which fails the test at teardow
 objects get GitHub's 404 body. `fail(operation, status, ...)` makes the next calls to an
 operation fail, for the error paths; `faults` is a schedule of failures by request index or
 operation pattern and method (`faults.py`: 5xx, accepted then timed out, secondary rate limit,
-403, 404). With `token`, a request without it gets GitHub's 401.
+403, 404). `hold(operation, parties, query)` makes the next `parties` requests to an operation
+(with that query) wait for each other before any is answered: racing processes forced to
+interleave (both look, then both act). With `token`, a request without it gets GitHub's 401.
 The one path outside the API is `/_blobs/<token>`: the signed URL an artifact download
 redirects to (`artifacts.py`), served without authorization and recorded as operation `blob`.
 """
@@ -24,6 +26,7 @@ import json
 import threading
 import time
 import urllib.parse
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -66,6 +69,7 @@ class LoopbackGitHub(CallLog):
         self.lock = threading.Lock()
         self._failures: dict[str, list[tuple[tuple[int, Any, dict[str, str]], bool]]] = {}
         self.faults = FaultSchedule()
+        self.holds: list[Hold] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False  # idle keep-alive connections must not hold stop()
@@ -103,7 +107,40 @@ class LoopbackGitHub(CallLog):
         reply = (status, body or error_body(status, f"HTTP {status}"), dict(headers or {}))
         self._failures.setdefault(operation, []).extend([(reply, done)] * times)
 
+    def hold(
+        self, operation: str, parties: int, query: dict[str, str] | None = None, timeout: float = 60
+    ) -> Hold:
+        """The next `parties` requests to `operation` whose query has `query`'s values are
+        each done, then their answers held (outside the fake's lock) until all of them are
+        done: none of them sees another's caller act on its answer. One that waits `timeout`
+        seconds for the others breaks the hold and is answered (`Hold.met` then says the
+        interleaving was not forced)."""
+        routes().find(operation)
+        held = Hold(operation, dict(query or {}), threading.Barrier(parties, timeout=timeout))
+        self.holds.append(held)
+        return held
+
     def handle(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        answer = self._answer(method, target, headers, raw)
+        if self.holds:
+            url = urllib.parse.urlsplit(target)
+            found = routes().match(method, url.path.removeprefix(self.prefix))
+            operation = found[0].operation if found else None
+            query = urllib.parse.parse_qs(url.query)
+            with self.lock:
+                held = next((h for h in self.holds if h.matches(operation, query)), None)
+                if held is not None:
+                    held.arrived += 1
+            if held is not None:
+                try:
+                    held.barrier.wait()
+                except threading.BrokenBarrierError:
+                    held.broken = True
+        return answer
+
+    def _answer(
         self, method: str, target: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, Any, dict[str, str]]:
         url = urllib.parse.urlsplit(target)
@@ -180,6 +217,27 @@ class LoopbackGitHub(CallLog):
     def _refuse(self, violation: str) -> tuple[int, Any, dict[str, str]]:
         self.violations.append(violation)
         return 501, error_body(501, f"not answered by the GitHub fake: {violation}"), {}
+
+
+@dataclass
+class Hold:
+    """Requests to `operation` with `query` held until `barrier.parties` of them arrived."""
+
+    operation: str
+    query: dict[str, str]
+    barrier: threading.Barrier
+    arrived: int = 0
+    broken: bool = False
+
+    def matches(self, operation: str | None, query: dict[str, list[str]]) -> bool:
+        if operation != self.operation or self.arrived >= self.barrier.parties:
+            return False
+        return all(query.get(k) == [v] for k, v in self.query.items())
+
+    @property
+    def met(self) -> bool:
+        """Whether every party arrived and they went on together."""
+        return self.arrived == self.barrier.parties and not self.broken
 
 
 class _Handler(BaseHTTPRequestHandler):
