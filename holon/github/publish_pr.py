@@ -53,7 +53,8 @@ def open_or_update(
     rules: OutputRules = DEFAULT_RULES,
 ) -> PullResult:
     """2 calls: the lookup, then the create or the update (1 when the PR is someone else's
-    or already says this). The title and body are neutralized here, where they are written
+    or already says this; up to 2 more when the create is refused because it was opened
+    meanwhile: the lookup again, and the update). The title and body are neutralized here, where they are written
     (`neutralize.py`): no command line, mention or outside link in them."""
     # Neutralizing lengthens a hostile body (`[.]`): cut again to GitHub's limit, safely.
     title, body = neutralized(title, rules), fit(neutralized(body, rules), COMMENT_LIMIT)
@@ -84,7 +85,10 @@ def open_or_update(
         if raced is None:
             raise
         found = _existing(api, login, branch, body, raced)
-        said = ["opened by another job at the same moment", *([found.note] if found.note else [])]
+        said = [
+            "opened meanwhile, by another job of this run or someone else",
+            *([found.note] if found.note else []),
+        ]
         return PullResult(found.number, found.url, found.action, "; ".join(said))
     return PullResult(
         int(made["number"]), str(made.get("html_url", "")), "created", "; ".join(notes)

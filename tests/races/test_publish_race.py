@@ -147,7 +147,7 @@ def test_a_pull_request_another_process_opened_meanwhile_is_this_publish(
     assert outcome.output["pull_request"] == other["number"]
     assert outcome.output["commit"] == repo.refs[BRANCH]
     assert outcome.output["pull_request_action"] == "updated"  # its body brought up to date
-    assert "opened by another job at the same moment" in outcome.note
+    assert outcome.note == "opened meanwhile, by another job of this run or someone else"
     assert "holon" in repo.issues[other["number"]].body  # this publish's body now
 
 
