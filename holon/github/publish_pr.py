@@ -54,8 +54,8 @@ def open_or_update(
 ) -> PullResult:
     """2 calls: the lookup, then the create or the update (1 when the PR is someone else's
     or already says this; up to 2 more when the create is refused because it was opened
-    meanwhile: the lookup again, and the update). The title and body are neutralized here, where they are written
-    (`neutralize.py`): no command line, mention or outside link in them."""
+    meanwhile: the lookup again, and the update). The title and body are neutralized here,
+    where they are written (`neutralize.py`): no command line, mention or outside link."""
     # Neutralizing lengthens a hostile body (`[.]`): cut again to GitHub's limit, safely.
     title, body = neutralized(title, rules), fit(neutralized(body, rules), COMMENT_LIMIT)
     existing = find_pull(api, branch)
