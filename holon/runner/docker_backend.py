@@ -45,6 +45,7 @@ from holon.runner.engine import (
     socket_path,
 )
 from holon.runner.model_keys import proxy_model_keys
+from holon.runner.timeline import mark
 from holon.size import parse_size
 
 if TYPE_CHECKING:
@@ -422,6 +423,7 @@ class DockerBackend:
             ended = datetime.now(UTC)
             if pump is not None:
                 pump.join(timeout=_GRACE_SECONDS * 5)
+                mark("output stream ended")
                 if pump.is_alive():
                     notes.append("the agent's output stream did not end; run.log may be short")
             # The agent exited on its own: its container's removal overlaps the judging.
@@ -521,6 +523,7 @@ class _Removal:
     def _remove(self) -> None:
         try:
             self._container.remove(force=True)
+            mark("container removed")
         except _not_found():
             pass
         except _sdk_errors() as exc:

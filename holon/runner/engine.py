@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from holon.runner.timeline import mark
+
 DEFAULT_SOCKET = "/var/run/docker.sock"
 TIMEOUT = 60.0  # the SDK's default timeout for an API call
 _MAX_HEADER = 64 * 1024
@@ -197,7 +199,10 @@ class Engine:
         self, method: str, path: str, body: Any = None, timeout: float = TIMEOUT
     ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
+        what = f"{method} {path[:40]}"
+        mark(f"engine {what} sent")
         reply = self._send(method, path, data, "Connection: close\r\n", timeout)
+        mark(f"engine {what} answered {reply.status}")
         try:
             raw = self._body(reply)
         except (OSError, ValueError) as exc:

@@ -40,6 +40,7 @@ from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, 
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.skills import SkillBundle, bundle, write_bundles
 from holon.runner.snapshot import OBJECTS_LINK, Snapshot, take_snapshot
+from holon.runner.timeline import mark
 from holon.secrets import Redactor
 from holon.skills.catalog import Skill
 
@@ -258,8 +259,10 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 private / "git",
                 include_ignored=request.include_ignored,
             )
+            mark("snapshot taken")
             _prepare_input(request, root / "input", bundles)
             checked.result()
+            mark("input prepared, preflight done")
         if not output.exists():
             try:
                 output.mkdir(parents=True)
@@ -314,8 +317,10 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             )
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
+        mark("executed")
         agent_done()
         loading.join()
+        mark("settling loaded")
         return _settle(
             request, backend, run_id, snapshot, out, log, execution, None, bundles, patch_taken
         )
@@ -375,6 +380,7 @@ def _settle(
         out.make_way(name, found)
     log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})
     out.place(RUN_LOG_FILE, log.kept())
+    mark("run.log placed")
     manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
     diff_failed: list[str] = []
@@ -387,6 +393,7 @@ def _settle(
             raise
 
     patch = collect_patch(out, runner_patch, secrets, found)
+    mark("patch taken")
     patch_taken()
     # The output directory is published (the runs artifact): no forwarded value in any form.
     shown = context_tokens(request.context, request.spec.to_yaml())  # what it may say again
@@ -423,6 +430,7 @@ def _settle(
 
     if execution.cleanup is not None:
         found.notes.extend(execution.cleanup())
+    mark("container removal joined")
     result = RunResult(
         run_id=run_id,
         runtime=backend.name,
@@ -461,6 +469,7 @@ def _settle(
     result = redact_record(result, secrets)
     # The way was cleared above and the agent is gone: the rename replaces what is left unfollowed.
     out.place(RUN_RECORD_FILE, [(result.model_dump_json(indent=2) + "\n").encode()])
+    mark("record written")
     return result
 
 

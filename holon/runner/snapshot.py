@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 from holon.errors import InvalidInput, OperationalError
 from holon.runner.git import GitCall, GitError, git, git_ok
 from holon.runner.objects import ReachablePack
+from holon.runner.timeline import mark
 from holon.runner.tree import TreeError, write_tree
 
 # Where the snapshot's borrowed objects live, relative to the run root, for both backends: the
@@ -103,8 +104,10 @@ class Snapshot:
 
     def diff(self) -> bytes:
         """The agent's changes since the start as a `git apply`-able binary patch."""
+        mark("diff: started")
         git_dir = self._fresh_git_dir()
         end = self._end_tree(git_dir)
+        mark("diff: end tree written")
         if end == self.start_tree:
             return b""
         return git(
@@ -351,6 +354,7 @@ def take_snapshot(
     source, dest, private = source.absolute(), dest.absolute(), private.absolute()
     dest.mkdir(parents=True)
     repo = _find_repo(source)
+    mark("snapshot: repository found")
     try:
         if repo is None:
             return _snapshot_directory(source, dest, private)
@@ -424,6 +428,7 @@ def _snapshot_started(
     config = _kept_config(configured.output(check=False))
     stores = [str(objects), *_original_alternates(repo.common_dir)]
     gitlinks = _gitlinks(staged.output())
+    mark("snapshot: questions answered")
     # `ls-files --others` names a nested repository as one `dir/` entry; cp copies all of it.
     nested = [name.rstrip(b"/") for name in names if name.endswith(b"/")] + gitlinks
 
@@ -450,9 +455,11 @@ def _snapshot_started(
             # start from nothing and hash every file instead.
             index.unlink(missing_ok=True)
             tree = write_tree(repo.top, env, force=include_ignored, nested=nested)
+        mark("snapshot: start tree written")
         head = at_head.ok()
         branch = on_branch.ok()
         pack.wait()
+        mark("snapshot: pack written")
     except BaseException:
         copy.kill()
         if pack is not None:
