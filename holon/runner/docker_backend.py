@@ -40,6 +40,7 @@ from holon.runner.engine import (
     EngineError,
     EngineLost,
     EngineTimeout,
+    ExitWait,
     Stream,
     create_body,
     socket_path,
@@ -389,6 +390,8 @@ class DockerBackend:
                     )
                 pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
                 pump.start()
+                if isinstance(container, _Container):
+                    container.expect_exit()
                 container.start()
             except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
@@ -434,6 +437,8 @@ class DockerBackend:
             raise
         finally:
             with HeldSignals():
+                if isinstance(container, _Container):
+                    container.forget_exit()
                 if output is not None:
                     _close_stream(output)
                 if streamer is not None:
@@ -462,6 +467,20 @@ class _Container:
         self._backend = backend
         self.id = ident
         self._model: Any = None
+        self._exit: ExitWait | None = None
+
+    def expect_exit(self) -> None:
+        """Ask for the container's next exit before it starts, as `docker run` does: its answer
+        is then the first thing after the start (`wait`); without one, `wait` asks afterwards."""
+        engine = self._backend._engine
+        if engine is not None and self._exit is None:
+            with contextlib.suppress(EngineError):
+                self._exit = engine.expect_exit(self.id)
+
+    def forget_exit(self) -> None:
+        exit_wait, self._exit = self._exit, None
+        if exit_wait is not None:
+            exit_wait.close()
 
     def start(self) -> None:
         engine = self._backend._engine
@@ -475,6 +494,15 @@ class _Container:
 
     def wait(self, timeout: float) -> dict[str, Any]:
         engine = self._backend._engine
+        exit_wait, self._exit = self._exit, None
+        if exit_wait is not None:
+            try:
+                return exit_wait.result(timeout)
+            except (EngineTimeout, EngineLost):
+                raise  # the run's time ran out, or the engine went: as through the SDK
+            except EngineError:
+                pass  # any other answer: the SDK asks, and its answer is the run's
+            return cast(dict[str, Any], self._sdk().wait(timeout=timeout))
         if engine is not None:
             try:
                 return engine.wait(self.id, timeout)

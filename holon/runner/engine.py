@@ -161,6 +161,12 @@ class Engine:
         extra: str = "",
         timeout: float = TIMEOUT,
     ) -> _Reply:
+        return self._reply(self._request(method, target, body, extra, timeout))
+
+    def _request(
+        self, method: str, target: str, body: bytes | None, extra: str, timeout: float
+    ) -> socket.socket:
+        """A new connection with the request sent on it (its reply not read yet)."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(timeout)
@@ -169,6 +175,18 @@ class Engine:
             if body is not None:
                 head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
             sock.sendall(head.encode("latin-1") + b"\r\n" + (body or b""))
+        except (OSError, ValueError) as exc:
+            sock.close()
+            raise _failed(exc) from None
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    @staticmethod
+    def _reply(sock: socket.socket) -> _Reply:
+        """The status and headers of the reply on `sock` (closed if they cannot be read)."""
+        try:
             reader = sock.makefile("rb")
             status_line = reader.readline(_MAX_HEADER)
             if not status_line:
@@ -203,6 +221,10 @@ class Engine:
         mark(f"engine {what} sent")
         reply = self._send(method, path, data, "Connection: close\r\n", timeout)
         mark(f"engine {what} answered {reply.status}")
+        return self._answer(reply)
+
+    def _answer(self, reply: _Reply) -> tuple[int, Any]:
+        """The reply's status and its JSON body; its connection closed."""
         try:
             raw = self._body(reply)
         except (OSError, ValueError) as exc:
@@ -279,9 +301,15 @@ class Engine:
         EngineTimeout when no answer comes within `timeout`, EngineLost when the engine goes."""
         path = self._url(f"/containers/{quote(ident, safe='/:')}/wait")
         status, answer = self._call("POST", path, timeout=timeout)
-        if status != 200 or not isinstance(answer, dict):
-            raise EngineError(f"container wait answered {status}")
-        return answer
+        return _exit_of(status, answer)
+
+    def expect_exit(self, ident: str) -> ExitWait:
+        """The wait for the container's next exit, asked now, before its start (as `docker
+        run` asks it): the engine answers when the container started afterwards exits, and no
+        round trip separates the start from the wait (`ExitWait.result`)."""
+        path = self._url(f"/containers/{quote(ident, safe='/:')}/wait?condition=next-exit")
+        mark("engine wait (next exit) sent")
+        return ExitWait(self, self._request("POST", path, None, "Connection: close\r\n", TIMEOUT))
 
     def remove(self, ident: str) -> None:
         """`remove(force=True)` of the SDK: the container and its anonymous volumes kept."""
@@ -302,6 +330,40 @@ class Engine:
             raise EngineError(f"attach answered {reply.status}")
         reply.sock.settimeout(None)  # the agent may be silent for as long as it runs
         return Stream(reply.reader, reply.sock)
+
+
+def _exit_of(status: int, answer: Any) -> dict[str, Any]:
+    if status != 200 or not isinstance(answer, dict):
+        raise EngineError(f"container wait answered {status}")
+    return answer
+
+
+class ExitWait:
+    """A wait sent before the container's start (`Engine.expect_exit`): `result` reads its
+    answer, `close` gives it up; either closes its connection."""
+
+    def __init__(self, engine: Engine, sock: socket.socket) -> None:
+        self._engine = engine
+        self._sock: socket.socket | None = sock
+
+    def result(self, timeout: float) -> dict[str, Any]:
+        """The exit, as `Engine.wait(ident, timeout)` gives it, `timeout` counted from now."""
+        sock, self._sock = self._sock, None
+        if sock is None:
+            raise EngineError("the wait was given up")
+        try:
+            sock.settimeout(timeout)
+        except OSError as exc:
+            sock.close()
+            raise _failed(exc) from None
+        reply = self._engine._reply(sock)
+        mark(f"engine wait (next exit) answered {reply.status}")
+        return _exit_of(*self._engine._answer(reply))
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
 
 
 class Stream:
