@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
 
+# A run closes every file it writes, and joins its threads: the process may end without the
+# interpreter's teardown (`holon.cli.main._exit`).
+QUICK_EXIT = True
+
 if TYPE_CHECKING:
     from holon.runner import RunRequest, RunResult
     from holon.skills.catalog import Skill
