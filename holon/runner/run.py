@@ -15,7 +15,8 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ from holon.contract.layout import (
 from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
 from holon.fsutil import open_dir, remove_tree
+from holon.held_signals import HeldSignals
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.outputs import Findings, OutputDir, collect_patch
@@ -236,6 +238,8 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     ran = False
     out_fd: int | None = None
     log: AgentLog | None = None
+    early: Job | None = None  # the job the backend was asked to prepare for
+    preparing: list[Future[None]] = []
     loading = _Loading()
     removal = _Removal()
     kept = () if request.keep_workspace else (root,)
@@ -253,47 +257,66 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
         # The engine check and the snapshot copy are independent; overlapping them saves start-up.
         with ThreadPoolExecutor(max_workers=1) as pool:
             checked = pool.submit(backend.preflight)
+            # Where the agent's container mounts them, the output and the input exist before the
+            # snapshot is taken: the container can then be created beside it (`prepare`).
+            if not output.exists():
+                try:
+                    output.mkdir(parents=True)
+                except OSError as exc:
+                    # Where the output cannot go is the caller's input (a file on the path, /proc).
+                    raise InvalidInput(
+                        f"cannot create output directory {output}: {exc.strerror or exc}"
+                    ) from exc
+                created_output = True
+            # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
+            out_fd = open_dir(output)
+            out = OutputDir(out_fd, output)
+            _prepare_input(request, root / "input", bundles)
+            log = agent_log = AgentLog(
+                private / "agent.log", request.log_limit, _all_secrets(request)
+            )
+            env = {
+                **request.spec.context.env,
+                **{k: v.get_secret_value() for k, v in request.secrets.items()},
+            }
+
+            def job_for(workspace: Path, objects: Path | None) -> Job:
+                paths = HostPaths(
+                    input=root / "input", workspace=workspace, output=output, git_objects=objects
+                )
+                return Job(
+                    run_id=run_id,
+                    paths=paths,
+                    env=env,
+                    timeout=request.effective_timeout(),
+                    log=agent_log,
+                    probe=request.probe,
+                    on_start=loading.start,
+                )
+
+            prepare = getattr(backend, "prepare", None)
+
+            def ready(workspace: Path, objects: Path | None) -> None:
+                # The snapshot's directories exist: the engine check done, the backend may create
+                # the agent's container now, in the pool's thread, while the snapshot is filled.
+                nonlocal early
+                if prepare is not None:
+                    early = job_for(workspace, objects)
+                    preparing.append(pool.submit(_prepare_after, checked, prepare, early))
+
             snapshot = take_snapshot(
                 request.workspace,
                 root / "workspace",
                 private / "git",
                 include_ignored=request.include_ignored,
+                on_ready=ready,
             )
             mark("snapshot taken")
-            _prepare_input(request, root / "input", bundles)
             checked.result()
-            mark("input prepared, preflight done")
-        if not output.exists():
-            try:
-                output.mkdir(parents=True)
-            except OSError as exc:
-                # Where the output cannot go is the caller's input (a file on the path, /proc).
-                raise InvalidInput(
-                    f"cannot create output directory {output}: {exc.strerror or exc}"
-                ) from exc
-            created_output = True
-        # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
-        out_fd = open_dir(output)
-        out = OutputDir(out_fd, output)
-        log = AgentLog(private / "agent.log", request.log_limit, _all_secrets(request))
-        paths = HostPaths(
-            input=root / "input",
-            workspace=snapshot.root,
-            output=output,
-            git_objects=snapshot.objects,
-        )
-        job = Job(
-            run_id=run_id,
-            paths=paths,
-            env={
-                **request.spec.context.env,
-                **{k: v.get_secret_value() for k, v in request.secrets.items()},
-            },
-            timeout=request.effective_timeout(),
-            log=log,
-            probe=request.probe,
-            on_start=loading.start,
-        )
+            mark("preflight done")
+        job = job_for(snapshot.root, snapshot.objects)
+        if early is not None and early.paths == job.paths:
+            job = early  # the job the backend prepared for (another is not run: `unprepare`)
         started = datetime.now(UTC)
         try:
             execution = backend.execute(job)
@@ -329,15 +352,36 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             _undo_output(output, created_output)
         raise
     finally:
-        loading.join()
-        if log is not None:
-            log.close()
-            log.release()
-        if out_fd is not None:
-            os.close(out_fd)
-        if owned:
-            backend.close()
-        removal.finish(private, *kept)
+        try:
+            _unprepare(backend, preparing)
+        finally:
+            loading.join()
+            if log is not None:
+                log.close()
+                log.release()
+            if out_fd is not None:
+                os.close(out_fd)
+            if owned:
+                backend.close()
+            removal.finish(private, *kept)
+
+
+def _unprepare(backend: Backend, preparing: list[Future[None]]) -> None:
+    """What the backend prepared and did not run goes (once its preparation is over), whatever
+    signal comes meanwhile (delivered afterwards: the rest of the clean-up is the caller's)."""
+    if not preparing:
+        return
+    with HeldSignals():
+        futures_wait(preparing)
+        unprepare = getattr(backend, "unprepare", None)
+        if unprepare is not None:
+            unprepare()
+
+
+def _prepare_after(checked: Future[None], prepare: Callable[[Job], None], job: Job) -> None:
+    """`prepare(job)`, once the engine check (`checked`, done before: one worker) passed."""
+    if checked.exception() is None:
+        prepare(job)
 
 
 def _undo_output(output: Path, created: bool) -> None:

@@ -339,15 +339,31 @@ def _original_alternates(common_dir: Path) -> list[str]:
     return result
 
 
+# Told the snapshot's directories (`dest`, and the objects' for a git workspace, else None) as
+# soon as both exist, still empty: what a container that mounts them needs to be created (not
+# started) while they are filled. Called in the snapshot's thread; it must not raise.
+OnReady = Callable[[Path, Path | None], None]
+
+
+def _nothing(dest: Path, objects: Path | None) -> None:
+    pass
+
+
 def take_snapshot(
-    source: Path, dest: Path, private: Path, *, include_ignored: bool = False
+    source: Path,
+    dest: Path,
+    private: Path,
+    *,
+    include_ignored: bool = False,
+    on_ready: OnReady = _nothing,
 ) -> Snapshot:
     """Copy `source` into `dest` (which must not exist) and record its starting point in `private`.
 
     For a git workspace `dest.parent / OBJECTS_LINK` receives the pack of reachable objects the
     snapshot borrows; a container backend mounts it read-only at the same relative place.
     `private` must lie outside anything the agent can reach (run.py makes it a sibling of the run
-    root): Holon's start tree and the objects it wrote for it live there.
+    root): Holon's start tree and the objects it wrote for it live there. `on_ready` is told the
+    directories once they exist (`OnReady`); the snapshot is whole only when this returns.
     """
     if not source.is_dir():
         raise InvalidInput(f"workspace is not a directory: {source}")
@@ -357,8 +373,9 @@ def take_snapshot(
     mark("snapshot: repository found")
     try:
         if repo is None:
+            on_ready(dest, None)
             return _snapshot_directory(source, dest, private)
-        return _snapshot_repo(repo, dest, private, include_ignored)
+        return _snapshot_repo(repo, dest, private, include_ignored, on_ready)
     except (GitError, TreeError, OSError) as exc:
         if isinstance(exc, GitError | TreeError):
             raise SnapshotError(f"cannot snapshot {source}: {exc}") from None
@@ -393,7 +410,9 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
     )
 
 
-def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool) -> Snapshot:
+def _snapshot_repo(
+    repo: _Repo, dest: Path, private: Path, include_ignored: bool, on_ready: OnReady
+) -> Snapshot:
     # Independent questions to the original, asked at once: the answers are read in order.
     starts: list[Callable[[], GitCall]] = [
         lambda: _list_files_call(repo, include_ignored),
@@ -406,10 +425,25 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     try:
         for start in starts:
             calls.append(start())
+        # The pack's directory made now, empty, for `on_ready`; the pack is written into it.
+        (dest.parent / OBJECTS_LINK).mkdir()
+        on_ready(dest, dest.parent / OBJECTS_LINK)
         return _snapshot_started(repo, dest, private, include_ignored, *calls)
     finally:
         for call in calls:
             call.kill()  # a no-op for a call whose answer was read
+
+
+def _agent_git_dir(repo: _Repo, dot_git: Path, config: list[tuple[str, str]]) -> None:
+    """The agent's repository: the user's view of HEAD, refs and index, borrowing only the pack."""
+    _make_git_dir(dot_git, [_ALTERNATE], config)
+    shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
+    for name in ("packed-refs", "shallow", "info/exclude"):
+        _copy_if_exists(repo.common_dir / name, dot_git / name)
+    _copy_if_exists(repo.git_dir / "index", dot_git / "index")
+    refs = repo.common_dir / "refs"
+    if refs.is_dir():
+        shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
 
 
 def _snapshot_started(
@@ -440,6 +474,8 @@ def _snapshot_started(
     pack: ReachablePack | None = None
     try:
         pack = ReachablePack(repo.git_dir, repo.top, stores, dest.parent / OBJECTS_LINK)
+        # Written while the copy runs: the copy never names a top-level `.git`.
+        _agent_git_dir(repo, dest / ".git", config)
         _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
         index = private / "start.index"
         env = {
@@ -467,18 +503,6 @@ def _snapshot_started(
         raise
     copy.wait()
     _detach_submodules(dest, gitlinks)
-
-    # The agent's repository: the user's view of HEAD, refs and index, borrowing only the pack.
-    dot_git = dest / ".git"
-    _make_git_dir(dot_git, [_ALTERNATE], config)
-    shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
-    for name in ("packed-refs", "shallow", "info/exclude"):
-        _copy_if_exists(repo.common_dir / name, dot_git / name)
-    _copy_if_exists(repo.git_dir / "index", dot_git / "index")
-    refs = repo.common_dir / "refs"
-    if refs.is_dir():
-        shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
-
     return Snapshot(
         source=repo.top,
         root=dest,
