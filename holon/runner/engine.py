@@ -356,9 +356,9 @@ class ExitWait:
         except OSError as exc:
             sock.close()
             raise _failed(exc) from None
-        reply = self._engine._reply(sock)
-        mark(f"engine wait (next exit) answered {reply.status}")
-        return _exit_of(*self._engine._answer(reply))
+        answer = self._engine._answer(self._engine._reply(sock))
+        mark(f"engine wait (next exit) answered {answer[0]}")
+        return _exit_of(*answer)
 
     def close(self) -> None:
         sock, self._sock = self._sock, None

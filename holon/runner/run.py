@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import tempfile
 import threading
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
+    PATCH_FILE,
     PROMPTS_DIR,
     RUN_LOG_FILE,
     RUN_RECORD_FILE,
@@ -35,7 +37,7 @@ from holon.contract.layout import (
 )
 from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
-from holon.fsutil import open_dir, remove_tree
+from holon.fsutil import lstat_at, open_dir, remove_tree
 from holon.held_signals import HeldSignals
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
@@ -97,6 +99,41 @@ class _Removal:
             self._last.join()
         for path in paths:
             remove_tree(path)  # not shutil.rmtree: the agent chooses the depth of the workspace
+
+
+class _Diff:
+    """The runner's patch (`Snapshot.diff`) taken in a thread from the moment the agent is gone
+    (nothing writes the snapshot any more), beside the reading of its log and manifest: not when
+    the agent left a diff.patch of its own (then the runner's is not asked for). `result` gives
+    it, or raises what taking it raised; `join` waits for it (its git writes in the runner's
+    directory, which the run removes)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._patch = b""
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._take, name="holon-diff", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, snapshot: Snapshot, out: OutputDir) -> _Diff | None:
+        st = lstat_at(out.fd, PATCH_FILE)
+        return None if st is not None and stat.S_ISREG(st.st_mode) else cls(snapshot)
+
+    def _take(self) -> None:
+        try:
+            self._patch = self._snapshot.diff()
+        except BaseException as exc:
+            self._error = exc
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._patch
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 class _Loading:
@@ -239,6 +276,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     out_fd: int | None = None
     log: AgentLog | None = None
     early: Job | None = None  # the job the backend was asked to prepare for
+    diff: _Diff | None = None
     preparing: list[Future[None]] = []
     loading = _Loading()
     removal = _Removal()
@@ -341,11 +379,22 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
         mark("executed")
+        diff = _Diff.start(snapshot, out)
         agent_done()
         loading.join()
         mark("settling loaded")
         return _settle(
-            request, backend, run_id, snapshot, out, log, execution, None, bundles, patch_taken
+            request,
+            backend,
+            run_id,
+            snapshot,
+            out,
+            log,
+            execution,
+            None,
+            bundles,
+            patch_taken,
+            diff,
         )
     except BaseException:
         if not ran:
@@ -355,6 +404,8 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
         try:
             _unprepare(backend, preparing)
         finally:
+            if diff is not None:
+                diff.join()  # its git writes in the runner's directory, removed below
             loading.join()
             if log is not None:
                 log.close()
@@ -407,6 +458,7 @@ def _settle(
     forced_status: str | None,
     bundles: list[SkillBundle],
     patch_taken: Callable[[], None],
+    diff: _Diff | None = None,
 ) -> RunResult:
     from holon.closure.derive import derive_closure
     from holon.closure.record import ClosureRecord
@@ -431,12 +483,14 @@ def _settle(
 
     def runner_patch() -> bytes:
         try:
-            return snapshot.diff()
+            return snapshot.diff() if diff is None else diff.result()
         except HolonError as exc:
             diff_failed.append(str(exc))
             raise
 
     patch = collect_patch(out, runner_patch, secrets, found)
+    if diff is not None:
+        diff.join()  # not asked for (the agent's diff.patch): still done before the removal
     mark("patch taken")
     patch_taken()
     # The output directory is published (the runs artifact): no forwarded value in any form.
