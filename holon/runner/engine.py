@@ -4,7 +4,7 @@ the image's inspection, the container's create, attach, start, wait and removal.
 The docker SDK stands on `requests`, `urllib3` and `ssl`; importing it costs a short `holon run`
 more CPU than anything else before its container exists, and as much again while the engine
 starts it. So the docker backend makes these calls itself, with exactly the requests the SDK
-makes for them (the same API version, asked of the engine, the same paths, queries and bodies:
+makes for them (the API version the engine reports, the same paths, queries and bodies:
 `create_body`), and imports the SDK only for the rest (stop, kill, the OOM check). This is a fast
 path: whenever it has no answer (another `DOCKER_HOST` than a unix socket, an engine that refuses
 or breaks off), the backend makes the same call through the SDK, whose answer and errors are
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -27,6 +28,7 @@ from holon.runner.timeline import mark
 DEFAULT_SOCKET = "/var/run/docker.sock"
 TIMEOUT = 60.0  # the SDK's default timeout for an API call
 _MAX_HEADER = 64 * 1024
+_API_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 _MAX_BODY = 16 * 1024 * 1024
 
 
@@ -271,12 +273,32 @@ class Engine:
 
     def _url(self, path: str) -> str:
         if self.version is None:
-            status, answer = self._call("GET", "/version")
-            version = answer.get("ApiVersion") if isinstance(answer, dict) else None
-            if status != 200 or not isinstance(version, str) or not version:
-                raise EngineError("the engine did not give its API version")
-            self.version = version
+            self.version = self._ping_version() or self._asked_version()
         return f"/v{self.version}{path}"
+
+    def _ping_version(self) -> str | None:
+        """The engine's API version from the `Api-Version` header of `GET /_ping` (as the docker
+        CLI reads it): the version `/version` gives, without the engine asking its runtimes
+        for theirs (about 5 ms of the engine's CPU, beside the snapshot's git processes)."""
+        mark("engine GET /_ping sent")
+        reply = self._send("GET", "/_ping", None, "Connection: close\r\n")
+        try:
+            self._body(reply)
+        except (OSError, ValueError) as exc:
+            raise _failed(exc) from None
+        finally:
+            reply.reader.close()
+            reply.sock.close()
+        mark(f"engine GET /_ping answered {reply.status}")
+        version = reply.headers.get("api-version", "")
+        return version if reply.status == 200 and _API_VERSION.fullmatch(version) else None
+
+    def _asked_version(self) -> str:
+        status, answer = self._call("GET", "/version")
+        version = answer.get("ApiVersion") if isinstance(answer, dict) else None
+        if status != 200 or not isinstance(version, str) or not version:
+            raise EngineError("the engine did not give its API version")
+        return version
 
     def inspect_image(self, name: str) -> dict[str, Any]:
         status, answer = self._call("GET", self._url(f"/images/{quote(name, safe='/:')}/json"))

@@ -337,3 +337,71 @@ def test_a_wait_asked_before_a_failed_start_is_given_up(
     assert waits[0]._sock is None
     label = "holon.run_id=holon-test-wait-given-up"
     assert docker_client.containers.list(all=True, filters={"label": label}) == []
+
+
+def _fake_engine(path: Path, replies: dict[str, bytes], asked: list[str]) -> threading.Thread:
+    """A unix socket that answers each request line's path from `replies`, one per connection."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+
+    def serve() -> None:
+        with server:
+            for _ in range(len(replies)):
+                conn, _ = server.accept()
+                with conn:
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        head += conn.recv(65536)
+                    target = head.split(b" ")[1].decode()
+                    asked.append(target)
+                    conn.sendall(replies.get(target, b"HTTP/1.1 404 Not Found\r\n\r\n"))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+_IMAGE = b'{"Config": {"Cmd": ["x"]}}'
+_IMAGE_REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(_IMAGE), _IMAGE)
+_VERSION = b'{"ApiVersion": "1.40"}'
+
+
+@pytest.mark.parametrize(
+    ("ping", "asked_version"),
+    [
+        (b"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK", False),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", True),
+        (b"HTTP/1.1 200 OK\r\nApi-Version: 1.41/../x\r\nContent-Length: 2\r\n\r\nOK", True),
+    ],
+    ids=["from-ping", "no-header", "bad-header"],
+)
+def test_the_api_version_comes_from_the_ping(
+    ping: bytes, asked_version: bool, tmp_path: Path
+) -> None:
+    """As the docker CLI does, the engine's API version is read from `/_ping`'s Api-Version
+    header; only without a usable one is `/version` asked (which makes the engine ask its
+    runtimes for their versions)."""
+    from holon.runner.engine import Engine
+
+    version = "1.40" if asked_version else "1.41"
+    replies = {
+        "/_ping": ping,
+        f"/v{version}/images/img:1/json": _IMAGE_REPLY,
+    }
+    if asked_version:
+        replies["/version"] = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (
+            len(_VERSION),
+            _VERSION,
+        )
+    asked: list[str] = []
+    path = tmp_path / "engine.sock"
+    thread = _fake_engine(path, replies, asked)
+    assert Engine(str(path)).inspect_image("img:1") == {"Config": {"Cmd": ["x"]}}
+    thread.join(5)
+    expected = [
+        "/_ping",
+        *(["/version"] if asked_version else []),
+        f"/v{version}/images/img:1/json",
+    ]
+    assert asked == expected
