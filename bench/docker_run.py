@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench._common import (
@@ -223,6 +224,22 @@ class Sides:
             *AGENT[1:],
         ]
 
+    def timelines(self, count: int) -> None:
+        """`count` traced holon runs, each beside a timed baseline run: ms from the spawn."""
+        for i in range(count):
+            print(f"baseline docker run --rm: {self.run_baseline(1000 + i) * 1000:.1f} ms")
+            output = self.fresh_output(f"out-trace-{i}")
+            start = time.time_ns()
+            env = {**self.env, "HOLON_TRACE_TIMELINE": "1", "HOLON_TRACE_T0": str(start)}
+            proc = subprocess.run(self.holon_argv(output), env=env, capture_output=True)
+            ended = (time.time_ns() - start) / 1e6
+            self.check_holon(proc, output)
+            shutil.rmtree(output)
+            for text in proc.stderr.decode("utf-8", "replace").splitlines():
+                if text.startswith("holon-timeline "):
+                    print("  " + text.removeprefix("holon-timeline "))
+            print(f"  {ended:8.1f} (the holon process has exited)")
+
     def fresh_output(self, name: str) -> Path:
         output = self.work / name
         output.mkdir()
@@ -313,6 +330,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--work-dir", type=Path, help="where to put the temporary directories")
     parser.add_argument(
+        "--timeline",
+        type=int,
+        metavar="N",
+        help="instead of the comparison: N traced runs of each side after the warm-up, each"
+        " holon run's timeline printed (HOLON_TRACE_TIMELINE, holon/runner/timeline.py)",
+    )
+    parser.add_argument(
         "--editable",
         action="store_true",
         help="time this venv's holon (an editable install) instead of an installed wheel",
@@ -342,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
             sides.container_seconds.clear()
             sides.holon_cpu.clear()
             print("verified: both sides ran the agent and it wrote the manifest")
+            if args.timeline:
+                sides.timelines(args.timeline)
+                return 0
             base, meas = alternate(args.rounds, sides.run_baseline, sides.run_holon)
             # Not judged: shows how much of the CLI's cost is interpreter start-up and imports.
             sides.run_library(-1)

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
 
+# A run closes every file it writes, and joins its threads: the process may end without the
+# interpreter's teardown (`holon.cli.main._exit`).
+QUICK_EXIT = True
+
 if TYPE_CHECKING:
     from holon.runner import RunRequest, RunResult
     from holon.skills.catalog import Skill
@@ -154,13 +158,21 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    import time
+
+    entered = time.time_ns()
     from holon.contract.spec import load_spec
     from holon.runner import RunRequest, run
+    from holon.runner.timeline import mark
+
+    mark("run command entered", entered)
+    mark("imports done")
 
     if args.bundle is not None:
         return _report(args, run(_bundle_request(args)))
     spec_path = Path(args.spec)
     spec = load_spec(spec_path)
+    mark("spec validated")
     if args.workspace is not None:
         workspace = Path(args.workspace)
     elif spec.context.workspace:
@@ -179,6 +191,7 @@ def _main(args: argparse.Namespace) -> int:
         keep_workspace=args.keep_workspace,
         **backend_fields(args),
     )
+    mark("request validated")
     return _report(args, run(request))
 
 
@@ -192,4 +205,7 @@ def _report(args: argparse.Namespace, result: RunResult) -> int:
 
         print(describe_run(result))
     sys.stdout.flush()
+    from holon.runner.timeline import mark
+
+    mark("reported")
     return int(result.exit_code)

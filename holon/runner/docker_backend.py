@@ -40,11 +40,14 @@ from holon.runner.engine import (
     EngineError,
     EngineLost,
     EngineTimeout,
+    ExitWait,
     Stream,
     create_body,
     socket_path,
 )
 from holon.runner.model_keys import proxy_model_keys
+from holon.runner.model_routes import MODEL_KEYS
+from holon.runner.timeline import mark
 from holon.size import parse_size
 
 if TYPE_CHECKING:
@@ -121,6 +124,8 @@ class DockerBackend:
         self._engine: Engine | None = None
         self._image_config: dict[str, Any] = {}
         self._removal: _Removal | None = None
+        # The container `prepare` made for a job (or the error it got), until `execute` runs it.
+        self._prepared: tuple[Job, Any] | None = None
 
     @property
     def client(self) -> Any:
@@ -139,6 +144,7 @@ class DockerBackend:
         return self._client
 
     def close(self) -> None:
+        self.unprepare()
         if self._removal is not None:
             self._removal.join()  # it uses the client
             self._removal = None
@@ -281,7 +287,6 @@ class DockerBackend:
                 if isinstance(exc, EngineLost | EngineTimeout):
                     self._remove_unanswered(job.run_id)
             else:
-                signal_point("container.create:after")
                 return _Container(self, ident)
         from docker.types import LogConfig, Mount
 
@@ -309,8 +314,49 @@ class DockerBackend:
             networking_config=networking,
             **self._command(job.probe),
         )
-        signal_point("container.create:after")
         return self.client.containers.prepare_model({"Id": made["Id"]})
+
+    def prepare(self, job: Job) -> None:
+        """Create the agent's container for `job` now, not started, so that `execute(job)` finds
+        it made: run.py calls this from its worker thread, once the engine check passed and the
+        directories the container mounts exist, while the snapshot is still being taken (a
+        create runs nothing: the agent starts only in `execute`, after the snapshot). Only on
+        the fast path (`engine.py`), and only for a run without a key proxy (whose socket the
+        create mounts). Whatever it gets, a container or the create's error, is `execute`'s; a
+        container `execute` does not run goes in `unprepare`."""
+        if self._engine is None or self._prepared is not None:
+            return
+        env = dict(job.env)
+        if any(env.get(name, "").strip() for name in MODEL_KEYS):
+            return
+        proxy, _ = self._model_proxy(env)  # none: it only clears what only Holon may set
+        made: Any
+        try:
+            made = self._create(job, env, proxy)
+        except Exception as exc:
+            made = exc
+        self._prepared = (job, made)
+
+    def _take_prepared(self, job: Job) -> Any:
+        """The container `prepare` made for `job` (its error raised), or None."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None:
+            return None
+        if prepared[0] is not job:
+            self._prepared = prepared
+            self.unprepare()
+            return None
+        if isinstance(prepared[1], Exception):
+            raise prepared[1]
+        return prepared[1]
+
+    def unprepare(self) -> None:
+        """Remove the container `prepare` made, if `execute` did not take it."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None or isinstance(prepared[1], Exception):
+            return
+        with HeldSignals(), contextlib.suppress(Unavailable, *_sdk_errors()):
+            prepared[1].remove(force=True)
 
     def _remove_unanswered(self, run_id: str) -> None:
         """A create whose answer never came may have made the container: it goes (by the run's
@@ -355,10 +401,12 @@ class DockerBackend:
         signal_point("container.create:before")
         # From the create call until the `try` below owns the container, an interruption waits:
         # raised while the engine answers, or before `container` is assigned, it would leave a
-        # container nothing removes (the create is bounded by the client's timeout).
+        # container nothing removes (the create is bounded by the client's timeout). A container
+        # `prepare` made is taken in the same stretch; until then `unprepare` owns it.
         held = HeldSignals().hold()
         try:
-            container = self._create(job, env, proxy)
+            container = self._take_prepared(job) or self._create(job, env, proxy)
+            signal_point("container.create:after")
         except BaseException as exc:
             held.release()
             if isinstance(exc, _sdk_errors()):
@@ -388,6 +436,8 @@ class DockerBackend:
                     )
                 pump = threading.Thread(target=_pump, args=(output, job, notes), daemon=True)
                 pump.start()
+                if isinstance(container, _Container):
+                    container.expect_exit()
                 container.start()
             except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
@@ -422,6 +472,7 @@ class DockerBackend:
             ended = datetime.now(UTC)
             if pump is not None:
                 pump.join(timeout=_GRACE_SECONDS * 5)
+                mark("output stream ended")
                 if pump.is_alive():
                     notes.append("the agent's output stream did not end; run.log may be short")
             # The agent exited on its own: its container's removal overlaps the judging.
@@ -432,6 +483,8 @@ class DockerBackend:
             raise
         finally:
             with HeldSignals():
+                if isinstance(container, _Container):
+                    container.forget_exit()
                 if output is not None:
                     _close_stream(output)
                 if streamer is not None:
@@ -460,6 +513,20 @@ class _Container:
         self._backend = backend
         self.id = ident
         self._model: Any = None
+        self._exit: ExitWait | None = None
+
+    def expect_exit(self) -> None:
+        """Ask for the container's next exit before it starts, as `docker run` does: its answer
+        is then the first thing after the start (`wait`); without one, `wait` asks afterwards."""
+        engine = self._backend._engine
+        if engine is not None and self._exit is None:
+            with contextlib.suppress(EngineError):
+                self._exit = engine.expect_exit(self.id)
+
+    def forget_exit(self) -> None:
+        exit_wait, self._exit = self._exit, None
+        if exit_wait is not None:
+            exit_wait.close()
 
     def start(self) -> None:
         engine = self._backend._engine
@@ -473,6 +540,15 @@ class _Container:
 
     def wait(self, timeout: float) -> dict[str, Any]:
         engine = self._backend._engine
+        exit_wait, self._exit = self._exit, None
+        if exit_wait is not None:
+            try:
+                return exit_wait.result(timeout)
+            except (EngineTimeout, EngineLost):
+                raise  # the run's time ran out, or the engine went: as through the SDK
+            except EngineError:
+                pass  # any other answer: the SDK asks, and its answer is the run's
+            return cast(dict[str, Any], self._sdk().wait(timeout=timeout))
         if engine is not None:
             try:
                 return engine.wait(self.id, timeout)
@@ -521,6 +597,7 @@ class _Removal:
     def _remove(self) -> None:
         try:
             self._container.remove(force=True)
+            mark("container removed")
         except _not_found():
             pass
         except _sdk_errors() as exc:

@@ -30,7 +30,7 @@ class ReachablePack:
     """`git pack-objects` into `dest/pack`, started now and finished by `wait()`."""
 
     def __init__(self, git_dir: Path, work_tree: Path, stores: list[str], dest: Path) -> None:
-        (dest / "pack").mkdir(parents=True)
+        (dest / "pack").mkdir(parents=True)  # `dest` itself may exist, empty
         (dest / "info").mkdir()
         self.proc = subprocess.Popen(
             git_command(

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import tempfile
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
+    PATCH_FILE,
     PROMPTS_DIR,
     RUN_LOG_FILE,
     RUN_RECORD_FILE,
@@ -34,12 +37,14 @@ from holon.contract.layout import (
 )
 from holon.contract.spec import Spec
 from holon.errors import HolonError, Interrupted, InvalidInput
-from holon.fsutil import open_dir, remove_tree
+from holon.fsutil import lstat_at, open_dir, remove_tree
+from holon.held_signals import HeldSignals
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.outputs import Findings, OutputDir, collect_patch
 from holon.runner.skills import SkillBundle, bundle, write_bundles
 from holon.runner.snapshot import OBJECTS_LINK, Snapshot, take_snapshot
+from holon.runner.timeline import mark
 from holon.secrets import Redactor
 from holon.skills.catalog import Skill
 
@@ -94,6 +99,41 @@ class _Removal:
             self._last.join()
         for path in paths:
             remove_tree(path)  # not shutil.rmtree: the agent chooses the depth of the workspace
+
+
+class _Diff:
+    """The runner's patch (`Snapshot.diff`) taken in a thread from the moment the agent is gone
+    (nothing writes the snapshot any more), beside the reading of its log and manifest: not when
+    the agent left a diff.patch of its own (then the runner's is not asked for). `result` gives
+    it, or raises what taking it raised; `join` waits for it (its git writes in the runner's
+    directory, which the run removes)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._patch = b""
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._take, name="holon-diff", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, snapshot: Snapshot, out: OutputDir) -> _Diff | None:
+        st = lstat_at(out.fd, PATCH_FILE)
+        return None if st is not None and stat.S_ISREG(st.st_mode) else cls(snapshot)
+
+    def _take(self) -> None:
+        try:
+            self._patch = self._snapshot.diff()
+        except BaseException as exc:
+            self._error = exc
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._patch
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 class _Loading:
@@ -235,6 +275,9 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
     ran = False
     out_fd: int | None = None
     log: AgentLog | None = None
+    early: Job | None = None  # the job the backend was asked to prepare for
+    diff: _Diff | None = None
+    preparing: list[Future[None]] = []
     loading = _Loading()
     removal = _Removal()
     kept = () if request.keep_workspace else (root,)
@@ -252,45 +295,66 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
         # The engine check and the snapshot copy are independent; overlapping them saves start-up.
         with ThreadPoolExecutor(max_workers=1) as pool:
             checked = pool.submit(backend.preflight)
+            # Where the agent's container mounts them, the output and the input exist before the
+            # snapshot is taken: the container can then be created beside it (`prepare`).
+            if not output.exists():
+                try:
+                    output.mkdir(parents=True)
+                except OSError as exc:
+                    # Where the output cannot go is the caller's input (a file on the path, /proc).
+                    raise InvalidInput(
+                        f"cannot create output directory {output}: {exc.strerror or exc}"
+                    ) from exc
+                created_output = True
+            # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
+            out_fd = open_dir(output)
+            out = OutputDir(out_fd, output)
+            _prepare_input(request, root / "input", bundles)
+            log = agent_log = AgentLog(
+                private / "agent.log", request.log_limit, _all_secrets(request)
+            )
+            env = {
+                **request.spec.context.env,
+                **{k: v.get_secret_value() for k, v in request.secrets.items()},
+            }
+
+            def job_for(workspace: Path, objects: Path | None) -> Job:
+                paths = HostPaths(
+                    input=root / "input", workspace=workspace, output=output, git_objects=objects
+                )
+                return Job(
+                    run_id=run_id,
+                    paths=paths,
+                    env=env,
+                    timeout=request.effective_timeout(),
+                    log=agent_log,
+                    probe=request.probe,
+                    on_start=loading.start,
+                )
+
+            prepare = getattr(backend, "prepare", None)
+
+            def ready(workspace: Path, objects: Path | None) -> None:
+                # The snapshot's directories exist: the engine check done, the backend may create
+                # the agent's container now, in the pool's thread, while the snapshot is filled.
+                nonlocal early
+                if prepare is not None:
+                    early = job_for(workspace, objects)
+                    preparing.append(pool.submit(_prepare_after, checked, prepare, early))
+
             snapshot = take_snapshot(
                 request.workspace,
                 root / "workspace",
                 private / "git",
                 include_ignored=request.include_ignored,
+                on_ready=ready,
             )
-            _prepare_input(request, root / "input", bundles)
+            mark("snapshot taken")
             checked.result()
-        if not output.exists():
-            try:
-                output.mkdir(parents=True)
-            except OSError as exc:
-                # Where the output cannot go is the caller's input (a file on the path, /proc).
-                raise InvalidInput(
-                    f"cannot create output directory {output}: {exc.strerror or exc}"
-                ) from exc
-            created_output = True
-        # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
-        out_fd = open_dir(output)
-        out = OutputDir(out_fd, output)
-        log = AgentLog(private / "agent.log", request.log_limit, _all_secrets(request))
-        paths = HostPaths(
-            input=root / "input",
-            workspace=snapshot.root,
-            output=output,
-            git_objects=snapshot.objects,
-        )
-        job = Job(
-            run_id=run_id,
-            paths=paths,
-            env={
-                **request.spec.context.env,
-                **{k: v.get_secret_value() for k, v in request.secrets.items()},
-            },
-            timeout=request.effective_timeout(),
-            log=log,
-            probe=request.probe,
-            on_start=loading.start,
-        )
+            mark("preflight done")
+        job = job_for(snapshot.root, snapshot.objects)
+        if early is not None and early.paths == job.paths:
+            job = early  # the job the backend prepared for (another is not run: `unprepare`)
         started = datetime.now(UTC)
         try:
             execution = backend.execute(job)
@@ -314,25 +378,61 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             )
             raise Interrupted(f"interrupted; run record in {output / RUN_RECORD_FILE}") from None
         ran = True
+        mark("executed")
+        diff = _Diff.start(snapshot, out)
         agent_done()
         loading.join()
+        mark("settling loaded")
         return _settle(
-            request, backend, run_id, snapshot, out, log, execution, None, bundles, patch_taken
+            request,
+            backend,
+            run_id,
+            snapshot,
+            out,
+            log,
+            execution,
+            None,
+            bundles,
+            patch_taken,
+            diff,
         )
     except BaseException:
         if not ran:
             _undo_output(output, created_output)
         raise
     finally:
-        loading.join()
-        if log is not None:
-            log.close()
-            log.release()
-        if out_fd is not None:
-            os.close(out_fd)
-        if owned:
-            backend.close()
-        removal.finish(private, *kept)
+        try:
+            _unprepare(backend, preparing)
+        finally:
+            if diff is not None:
+                diff.join()  # its git writes in the runner's directory, removed below
+            loading.join()
+            if log is not None:
+                log.close()
+                log.release()
+            if out_fd is not None:
+                os.close(out_fd)
+            if owned:
+                backend.close()
+            removal.finish(private, *kept)
+
+
+def _unprepare(backend: Backend, preparing: list[Future[None]]) -> None:
+    """What the backend prepared and did not run goes (once its preparation is over), whatever
+    signal comes meanwhile (delivered afterwards: the rest of the clean-up is the caller's)."""
+    if not preparing:
+        return
+    with HeldSignals():
+        futures_wait(preparing)
+        unprepare = getattr(backend, "unprepare", None)
+        if unprepare is not None:
+            unprepare()
+
+
+def _prepare_after(checked: Future[None], prepare: Callable[[Job], None], job: Job) -> None:
+    """`prepare(job)`, once the engine check (`checked`, done before: one worker) passed."""
+    if checked.exception() is None:
+        prepare(job)
 
 
 def _undo_output(output: Path, created: bool) -> None:
@@ -358,6 +458,7 @@ def _settle(
     forced_status: str | None,
     bundles: list[SkillBundle],
     patch_taken: Callable[[], None],
+    diff: _Diff | None = None,
 ) -> RunResult:
     from holon.closure.derive import derive_closure
     from holon.closure.record import ClosureRecord
@@ -375,18 +476,22 @@ def _settle(
         out.make_way(name, found)
     log_info = log.close().model_copy(update={"path": str(output / RUN_LOG_FILE)})
     out.place(RUN_LOG_FILE, log.kept())
+    mark("run.log placed")
     manifest, manifest_error = out.read_manifest()
     manifest_path = output / MANIFEST_FILE
     diff_failed: list[str] = []
 
     def runner_patch() -> bytes:
         try:
-            return snapshot.diff()
+            return snapshot.diff() if diff is None else diff.result()
         except HolonError as exc:
             diff_failed.append(str(exc))
             raise
 
     patch = collect_patch(out, runner_patch, secrets, found)
+    if diff is not None:
+        diff.join()  # not asked for (the agent's diff.patch): still done before the removal
+    mark("patch taken")
     patch_taken()
     # The output directory is published (the runs artifact): no forwarded value in any form.
     shown = context_tokens(request.context, request.spec.to_yaml())  # what it may say again
@@ -423,6 +528,7 @@ def _settle(
 
     if execution.cleanup is not None:
         found.notes.extend(execution.cleanup())
+    mark("container removal joined")
     result = RunResult(
         run_id=run_id,
         runtime=backend.name,
@@ -461,6 +567,7 @@ def _settle(
     result = redact_record(result, secrets)
     # The way was cleared above and the agent is gone: the rename replaces what is left unfollowed.
     out.place(RUN_RECORD_FILE, [(result.model_dump_json(indent=2) + "\n").encode()])
+    mark("record written")
     return result
 
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 from holon.errors import InvalidInput, OperationalError
 from holon.runner.git import GitCall, GitError, git, git_ok
 from holon.runner.objects import ReachablePack
+from holon.runner.timeline import mark
 from holon.runner.tree import TreeError, write_tree
 
 # Where the snapshot's borrowed objects live, relative to the run root, for both backends: the
@@ -103,8 +104,10 @@ class Snapshot:
 
     def diff(self) -> bytes:
         """The agent's changes since the start as a `git apply`-able binary patch."""
+        mark("diff: started")
         git_dir = self._fresh_git_dir()
         end = self._end_tree(git_dir)
+        mark("diff: end tree written")
         if end == self.start_tree:
             return b""
         return git(
@@ -336,25 +339,43 @@ def _original_alternates(common_dir: Path) -> list[str]:
     return result
 
 
+# Told the snapshot's directories (`dest`, and the objects' for a git workspace, else None) as
+# soon as both exist, still empty: what a container that mounts them needs to be created (not
+# started) while they are filled. Called in the snapshot's thread; it must not raise.
+OnReady = Callable[[Path, Path | None], None]
+
+
+def _nothing(dest: Path, objects: Path | None) -> None:
+    pass
+
+
 def take_snapshot(
-    source: Path, dest: Path, private: Path, *, include_ignored: bool = False
+    source: Path,
+    dest: Path,
+    private: Path,
+    *,
+    include_ignored: bool = False,
+    on_ready: OnReady = _nothing,
 ) -> Snapshot:
     """Copy `source` into `dest` (which must not exist) and record its starting point in `private`.
 
     For a git workspace `dest.parent / OBJECTS_LINK` receives the pack of reachable objects the
     snapshot borrows; a container backend mounts it read-only at the same relative place.
     `private` must lie outside anything the agent can reach (run.py makes it a sibling of the run
-    root): Holon's start tree and the objects it wrote for it live there.
+    root): Holon's start tree and the objects it wrote for it live there. `on_ready` is told the
+    directories once they exist (`OnReady`); the snapshot is whole only when this returns.
     """
     if not source.is_dir():
         raise InvalidInput(f"workspace is not a directory: {source}")
     source, dest, private = source.absolute(), dest.absolute(), private.absolute()
     dest.mkdir(parents=True)
     repo = _find_repo(source)
+    mark("snapshot: repository found")
     try:
         if repo is None:
+            on_ready(dest, None)
             return _snapshot_directory(source, dest, private)
-        return _snapshot_repo(repo, dest, private, include_ignored)
+        return _snapshot_repo(repo, dest, private, include_ignored, on_ready)
     except (GitError, TreeError, OSError) as exc:
         if isinstance(exc, GitError | TreeError):
             raise SnapshotError(f"cannot snapshot {source}: {exc}") from None
@@ -389,7 +410,9 @@ def _snapshot_directory(source: Path, dest: Path, private: Path) -> Snapshot:
     )
 
 
-def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool) -> Snapshot:
+def _snapshot_repo(
+    repo: _Repo, dest: Path, private: Path, include_ignored: bool, on_ready: OnReady
+) -> Snapshot:
     # Independent questions to the original, asked at once: the answers are read in order.
     starts: list[Callable[[], GitCall]] = [
         lambda: _list_files_call(repo, include_ignored),
@@ -402,10 +425,25 @@ def _snapshot_repo(repo: _Repo, dest: Path, private: Path, include_ignored: bool
     try:
         for start in starts:
             calls.append(start())
+        # The pack's directory made now, empty, for `on_ready`; the pack is written into it.
+        (dest.parent / OBJECTS_LINK).mkdir()
+        on_ready(dest, dest.parent / OBJECTS_LINK)
         return _snapshot_started(repo, dest, private, include_ignored, *calls)
     finally:
         for call in calls:
             call.kill()  # a no-op for a call whose answer was read
+
+
+def _agent_git_dir(repo: _Repo, dot_git: Path, config: list[tuple[str, str]]) -> None:
+    """The agent's repository: the user's view of HEAD, refs and index, borrowing only the pack."""
+    _make_git_dir(dot_git, [_ALTERNATE], config)
+    shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
+    for name in ("packed-refs", "shallow", "info/exclude"):
+        _copy_if_exists(repo.common_dir / name, dot_git / name)
+    _copy_if_exists(repo.git_dir / "index", dot_git / "index")
+    refs = repo.common_dir / "refs"
+    if refs.is_dir():
+        shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
 
 
 def _snapshot_started(
@@ -424,6 +462,7 @@ def _snapshot_started(
     config = _kept_config(configured.output(check=False))
     stores = [str(objects), *_original_alternates(repo.common_dir)]
     gitlinks = _gitlinks(staged.output())
+    mark("snapshot: questions answered")
     # `ls-files --others` names a nested repository as one `dir/` entry; cp copies all of it.
     nested = [name.rstrip(b"/") for name in names if name.endswith(b"/")] + gitlinks
 
@@ -435,6 +474,8 @@ def _snapshot_started(
     pack: ReachablePack | None = None
     try:
         pack = ReachablePack(repo.git_dir, repo.top, stores, dest.parent / OBJECTS_LINK)
+        # Written while the copy runs: the copy never names a top-level `.git`.
+        _agent_git_dir(repo, dest / ".git", config)
         _copy_if_exists(repo.common_dir / "info" / "exclude", private / "info" / "exclude")
         index = private / "start.index"
         env = {
@@ -450,9 +491,11 @@ def _snapshot_started(
             # start from nothing and hash every file instead.
             index.unlink(missing_ok=True)
             tree = write_tree(repo.top, env, force=include_ignored, nested=nested)
+        mark("snapshot: start tree written")
         head = at_head.ok()
         branch = on_branch.ok()
         pack.wait()
+        mark("snapshot: pack written")
     except BaseException:
         copy.kill()
         if pack is not None:
@@ -460,18 +503,6 @@ def _snapshot_started(
         raise
     copy.wait()
     _detach_submodules(dest, gitlinks)
-
-    # The agent's repository: the user's view of HEAD, refs and index, borrowing only the pack.
-    dot_git = dest / ".git"
-    _make_git_dir(dot_git, [_ALTERNATE], config)
-    shutil.copy2(repo.git_dir / "HEAD", dot_git / "HEAD")
-    for name in ("packed-refs", "shallow", "info/exclude"):
-        _copy_if_exists(repo.common_dir / name, dot_git / name)
-    _copy_if_exists(repo.git_dir / "index", dot_git / "index")
-    refs = repo.common_dir / "refs"
-    if refs.is_dir():
-        shutil.copytree(refs, dot_git / "refs", symlinks=True, dirs_exist_ok=True)
-
     return Snapshot(
         source=repo.top,
         root=dest,

@@ -185,3 +185,58 @@ def test_disabled_pydantic_plugins_are_not_looked_for(disabled: str, metadata: s
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [metadata, "[]", "True"]
+
+
+_QUICK_PROBE = """
+import argparse, atexit, os, sys, threading, time, types
+from holon.cli import main as cli
+
+class Teardown:
+    def __del__(self, write=os.write):
+        write(2, b"torn down\\n")
+
+command = types.ModuleType("probe_cmd")
+command.QUICK_EXIT = {quick}
+command.configure = lambda parser: None
+command.kept = Teardown()  # freed only by the interpreter's teardown
+
+def run(args):
+    atexit.register(lambda: print("atexit ran"))
+    if {thread}:
+        threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
+    sys.stdout.write("output without newline")
+    return 3
+
+command.main = run
+sys.modules["probe_cmd"] = command
+cli.COMMANDS["probe-cmd"] = ("probe_cmd", "a command of the test")
+sys.argv = ["holon", "probe-cmd"]
+cli.entry()
+"""
+
+
+@pytest.mark.parametrize(
+    ("quick", "thread", "torn_down"),
+    [(True, False, False), (False, False, True), (True, True, True)],
+    ids=["quick", "ordinary", "quick-but-a-thread-runs"],
+)
+def test_a_quick_exit_skips_only_the_teardown(quick: bool, thread: bool, torn_down: bool) -> None:
+    """A command with `QUICK_EXIT` ends without the interpreter's teardown, and with everything
+    else an exit does: its code, its output flushed, the atexit functions run; a thread still
+    running (not a daemon) gets the ordinary exit, which waits for it."""
+    script = _QUICK_PROBE.replace("{quick}", str(quick)).replace("{thread}", str(thread))
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("output without newline")
+    assert "atexit ran" in proc.stdout
+    assert ("thread done" in proc.stdout) is thread
+    assert ("torn down" in proc.stderr) is torn_down
+
+
+def test_holon_run_exits_quickly() -> None:
+    import holon.cli.run_cmd
+
+    assert holon.cli.run_cmd.QUICK_EXIT is True

@@ -239,3 +239,169 @@ def test_a_create_whose_answer_was_lost_leaves_no_second_container(
     assert result.status == "completed"
     label = f"holon.run_id={result.run_id}"
     assert docker_client.containers.list(all=True, filters={"label": label}) == []
+
+
+@pytest.mark.docker
+def test_the_exit_is_asked_for_before_the_start(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As `docker run` does: the wait for the next exit is sent before the start request, so
+    the agent's exit is answered without another round trip after the start; the run whole."""
+    from holon.runner import engine
+
+    sent: list[str] = []
+    real = engine.Engine._request
+
+    def record(self: engine.Engine, method: str, target: str, *rest: Any) -> Any:
+        sent.append(f"{method} {target}")
+        return real(self, method, target, *rest)
+
+    monkeypatch.setattr(engine.Engine, "_request", record)
+    result = run(
+        RunRequest(
+            spec=spec_for("success"),
+            workspace=make_repo(),
+            output=tmp_path / "out",
+            runtime="docker",
+            image=agent_image,
+            agent=["/bin/sh", "-c", "echo quick; /agents/agent.sh success"],
+            work_dir=tmp_path,
+        )
+    )
+    assert result.status == "completed"
+    asked = [entry.rsplit("/", 1)[-1].split("?")[0] for entry in sent if "/containers/" in entry]
+    assert asked == ["create", "attach", "wait", "start", asked[-1]]
+    assert "wait?condition=next-exit" in sent[-3]
+    assert sent[-1].startswith("DELETE ")
+    assert "quick" in (tmp_path / "out" / "run.log").read_text()
+    label = f"holon.run_id={result.run_id}"
+    assert docker_client.containers.list(all=True, filters={"label": label}) == []
+
+
+@pytest.mark.docker
+def test_a_wait_asked_before_a_failed_start_is_given_up(
+    agent_image: str,
+    docker_client: Any,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The start refused: the wait sent before it is closed, and the container goes."""
+    from holon.runner import engine
+
+    waits: list[engine.ExitWait] = []
+    closed: list[engine.ExitWait] = []
+    real_expect = engine.Engine.expect_exit
+    real_close = engine.ExitWait.close
+
+    def expect(self: engine.Engine, ident: str) -> engine.ExitWait:
+        waits.append(real_expect(self, ident))
+        return waits[-1]
+
+    def close(self: engine.ExitWait) -> None:
+        closed.append(self)
+        real_close(self)
+
+    def refuse(self: engine.Engine, ident: str) -> None:
+        raise engine.EngineError("container start answered 500")
+
+    monkeypatch.setattr(engine.Engine, "expect_exit", expect)
+    monkeypatch.setattr(engine.ExitWait, "close", close)
+    monkeypatch.setattr(engine.Engine, "start", refuse)
+    from docker.models.containers import Container
+
+    def sdk_refuses(self: Any) -> None:
+        from docker.errors import APIError
+
+        raise APIError("refused by the test")
+
+    monkeypatch.setattr(Container, "start", sdk_refuses)
+    with pytest.raises(InvalidInput, match="docker could not start the agent"):
+        run(
+            RunRequest(
+                spec=spec_for("success"),
+                workspace=make_repo(),
+                output=tmp_path / "out",
+                runtime="docker",
+                image=agent_image,
+                run_id="holon-test-wait-given-up",
+                work_dir=tmp_path,
+            )
+        )
+    assert len(waits) == 1
+    assert closed == waits
+    assert waits[0]._sock is None
+    label = "holon.run_id=holon-test-wait-given-up"
+    assert docker_client.containers.list(all=True, filters={"label": label}) == []
+
+
+def _fake_engine(path: Path, replies: dict[str, bytes], asked: list[str]) -> threading.Thread:
+    """A unix socket that answers each request line's path from `replies`, one per connection."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+
+    def serve() -> None:
+        with server:
+            for _ in range(len(replies)):
+                conn, _ = server.accept()
+                with conn:
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        head += conn.recv(65536)
+                    target = head.split(b" ")[1].decode()
+                    asked.append(target)
+                    conn.sendall(replies.get(target, b"HTTP/1.1 404 Not Found\r\n\r\n"))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+_IMAGE = b'{"Config": {"Cmd": ["x"]}}'
+_IMAGE_REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(_IMAGE), _IMAGE)
+_VERSION = b'{"ApiVersion": "1.40"}'
+
+
+@pytest.mark.parametrize(
+    ("ping", "asked_version"),
+    [
+        (b"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK", False),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", True),
+        (b"HTTP/1.1 200 OK\r\nApi-Version: 1.41/../x\r\nContent-Length: 2\r\n\r\nOK", True),
+    ],
+    ids=["from-ping", "no-header", "bad-header"],
+)
+def test_the_api_version_comes_from_the_ping(
+    ping: bytes, asked_version: bool, tmp_path: Path
+) -> None:
+    """As the docker CLI does, the engine's API version is read from `/_ping`'s Api-Version
+    header; only without a usable one is `/version` asked (which makes the engine ask its
+    runtimes for their versions)."""
+    from holon.runner.engine import Engine
+
+    version = "1.40" if asked_version else "1.41"
+    replies = {
+        "/_ping": ping,
+        f"/v{version}/images/img:1/json": _IMAGE_REPLY,
+    }
+    if asked_version:
+        replies["/version"] = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (
+            len(_VERSION),
+            _VERSION,
+        )
+    asked: list[str] = []
+    path = tmp_path / "engine.sock"
+    thread = _fake_engine(path, replies, asked)
+    assert Engine(str(path)).inspect_image("img:1") == {"Config": {"Cmd": ["x"]}}
+    thread.join(5)
+    expected = [
+        "/_ping",
+        *(["/version"] if asked_version else []),
+        f"/v{version}/images/img:1/json",
+    ]
+    assert asked == expected

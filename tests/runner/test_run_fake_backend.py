@@ -170,3 +170,75 @@ def test_backend_failing_after_a_deep_tree_in_the_output_leaves_nothing(
         run(_request(make_repo(), out), backend=FakeBackend(act))
     assert out.exists() == existing
     assert not existing or list(out.iterdir()) == []
+
+
+def _manifest_and(edit: Callable[[Job], None]) -> Callable[[Job], int]:
+    def act(job: Job) -> int:
+        edit(job)
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        return 0
+
+    return act
+
+
+def test_the_runner_patch_is_taken_beside_the_log_and_manifest(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the agent is gone its changes are diffed in a thread while the main thread places
+    run.log and reads the manifest; the patch is the same, the snapshot removed afterwards."""
+    import threading
+
+    from holon.runner import outputs
+    from holon.runner.snapshot import Snapshot
+
+    seen: dict[str, str] = {}
+    diffed = threading.Event()
+    real_diff, real_read = Snapshot.diff, outputs.OutputDir.read_manifest
+
+    def diff(self: Snapshot) -> bytes:
+        seen["diff"] = threading.current_thread().name
+        patch = real_diff(self)
+        diffed.set()
+        return patch
+
+    def read_manifest(self: outputs.OutputDir) -> object:
+        # The diff runs beside this: it can finish while the manifest is being read.
+        seen["diffed while reading"] = str(diffed.wait(30))
+        return real_read(self)
+
+    monkeypatch.setattr(Snapshot, "diff", diff)
+    monkeypatch.setattr(outputs.OutputDir, "read_manifest", read_manifest)
+    backend = FakeBackend(
+        _manifest_and(lambda job: (job.paths.workspace / "tracked.txt").write_text("changed\n"))
+    )
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    result = run(_request(make_repo(), out, work_dir=work), backend=backend)
+    assert result.exit_code == 0
+    assert seen == {"diff": "holon-diff", "diffed while reading": "True"}
+    patch = (out / "diff.patch").read_text()
+    assert "+changed" in patch
+    assert result.patch.source == "runner"
+    assert list((tmp_path / "work").iterdir()) == []
+
+
+def test_an_agents_own_patch_is_not_diffed_by_the_runner(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from holon.runner.snapshot import Snapshot
+
+    def diff(self: Snapshot) -> bytes:
+        raise AssertionError("the runner's patch was taken")
+
+    monkeypatch.setattr(Snapshot, "diff", diff)
+
+    def own_patch(job: Job) -> None:
+        (job.paths.output / "diff.patch").write_text("the agent's own\n")
+
+    out = tmp_path / "out"
+    result = run(_request(make_repo(), out), backend=FakeBackend(_manifest_and(own_patch)))
+    assert result.exit_code == 0
+    assert result.patch.source == "agent"
+    assert (out / "diff.patch").read_text() == "the agent's own\n"
