@@ -123,6 +123,11 @@ def attempt(p: Pass, intent: ActionIntent, data: dict[str, Any]) -> None:
     result = executed.get(intent.id)
     first = 1 if result is None else result.attempt + 1
     last = parts.policy.settings.max_attempts
+    if result is not None:
+        # Journaled by a process that stopped before it saved the state: what the attempt
+        # spent is recorded as that process would have, on the attempt's day (once per
+        # attempt, so never twice).
+        record_spend(p, result.id, result.usage, at=result.at)
     handed = deferred_attempt(data, last)
     if handed is not None:
         # The attempt a run job performed is collected once; journaled already, it is settled.

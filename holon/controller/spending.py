@@ -58,12 +58,14 @@ def subject_spend(state: ServeState, subject: str) -> Spend:
         return Spend()
 
 
-def record_spend(p: Pass, source: str, spend: Spend | None) -> None:
-    """Add `spend` (of `source`: a result id, a decision id) to today's spend; recorded once
-    per source, so an attempt settled again (recovery) is not counted twice."""
+def record_spend(p: Pass, source: str, spend: Spend | None, at: datetime | None = None) -> None:
+    """Add `spend` (of `source`: a result id, a decision id) to the spend of the day of `at`
+    (default: today); recorded once per source, so an attempt settled again (recovery, with
+    its own time) is not counted twice."""
     if spend is None or (spend.tokens == 0 and spend.cost_usd == 0):
         return
-    p.put("spend", f"{day_of(p.parts.clock())}{SEPARATOR}{source}", "live", spend.model_dump())
+    day = day_of(at if at is not None else p.parts.clock())
+    p.put("spend", f"{day}{SEPARATOR}{source}", "live", spend.model_dump())
 
 
 __all__ = ["SEPARATOR", "day_of", "day_spend", "record_spend", "subject_spend"]

@@ -97,6 +97,8 @@ def build_serve(
     if hooks is not None:
         hooks.skill_of = serve.last_skill  # a stop settles the comment of the work it stopped
         hooks.made_of = serve.last_made
+        hooks.made_by = serve.made_by  # what a publishing settled by recovery made
+        hooks.spent_of = serve.unit_spend  # what runs of another process spent
         hooks.heads_of = serve.last_heads  # the check runs a later settle completes
         hooks.announced = serve.journal_progress  # `holon report`'s time to first comment
     waits.to = serve.journal_wait

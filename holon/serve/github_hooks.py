@@ -274,6 +274,13 @@ class GitHubHooks:
         # What the subject's current unit published (its pull request, its commit), as the
         # state recorded it: a comment settled by a later step still shows it.
         self.made_of: Callable[[str], EffectOutput | None] = lambda subject: None
+        # What an intent made, as its settled record keeps it (by intent id): a publishing
+        # recovery settled from the actions journal made it in a process that did not live
+        # to settle the comment.
+        self.made_by: Callable[[str], EffectOutput | None] = lambda intent_id: None
+        # What the subject's current unit's runs spent, as the state recorded it: a comment
+        # settled by another process than the runs' (a crash, a re-run) still shows it.
+        self.spent_of: Callable[[str], Spend | None] = lambda subject: None
         # The head of the subject's current run and the commit its fix moved the pull request
         # to: a settle by a later pass (`resettle`) completes their check runs too.
         self.heads_of: Callable[[str], tuple[str | None, str | None]] = lambda s: (None, None)
@@ -325,6 +332,11 @@ class GitHubHooks:
                 continue
             seen.add(key)
             made = _made(report, intent)
+            if made is None and not _attempted(report, intent):
+                # Settled in this pass without an attempt of its own: recovery took it from
+                # the actions journal (its process was killed before it saved the state and
+                # settled the comment). What it made is what its settled record keeps.
+                made = self.made_by(intent.id)
             follow_up = _publishing_next(report, intent)
             if follow_up is not None:
                 # Whether it is published is decided by the pass right after (its
@@ -416,7 +428,7 @@ class GitHubHooks:
             closure,
             made,
             self.scope.workflow,
-            self.spent.get(key),
+            self._usage(key),
             cut_short=cut_short,
             found=found,
         )
@@ -515,7 +527,7 @@ class GitHubHooks:
                 artifacts=artifacts,
                 state=state,
             )
-        recorded = (*recorded, *usage_line(self.spent.get(key)))
+        recorded = (*recorded, *usage_line(self._usage(key)))
         if recorded:
             kept = [line for line in context.state if not line.startswith("model usage: ")]
             context = context.model_copy(update={"state": [*kept, *recorded]})
@@ -528,6 +540,12 @@ class GitHubHooks:
                 self._settle_checks(subject, *self.heads_of(key), handoff)
         url = outcome.output.get("url")
         self.settled[key] = Settled(handoff, url if isinstance(url, str) else None)
+
+    def _usage(self, subject: str) -> Spend | None:
+        """What `subject`'s runs spent: in this process, else as the state recorded it for its
+        current unit (the runs ran in a process killed before it settled the comment)."""
+        spent = self.spent.get(subject)
+        return spent if spent is not None else self.spent_of(subject)
 
     def _guarded(
         self, what: str, write: Callable[..., None], *args: Any, subject: str | None = None
@@ -564,6 +582,12 @@ def _made(report: PassReport, intent: ActionIntent) -> EffectOutput | None:
         if result.intent_id == intent.id:
             return result.output
     return None
+
+
+def _attempted(report: PassReport, intent: ActionIntent) -> bool:
+    """Whether `report`'s pass made an attempt at `intent` (else it settled it otherwise:
+    from the actions journal, expired, cancelled, refused)."""
+    return any(result.intent_id == intent.id for result in report.results)
 
 
 def _artifacts(

@@ -59,6 +59,7 @@ from holon.serve.inbox import Inbox, Taken
 from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
 from holon.skills.catalog import SkillCatalog, default_catalog, host_skills
+from holon.spend import Spend
 from holon.state.model import ServeState, prune
 from holon.state.store import StateStore
 from holon.validation import describe_validation_error
@@ -615,6 +616,46 @@ class Serve:
             except ValidationError:
                 return None  # a restored state is not trusted: nothing shown
         return None
+
+    def made_by(self, intent_id: str) -> EffectOutput | None:
+        """What the intent `intent_id` made, as its settled record keeps it (a publishing
+        settled from the actions journal by recovery, with no attempt in this process)."""
+        if self.controller is None:
+            return None
+        record = self.state.get("intent", intent_id)
+        result = record.data.get("result") if record is not None else None
+        output = result.get("output") if isinstance(result, dict) else None
+        try:
+            return EffectOutput.model_validate(output) if output else None
+        except ValidationError:
+            return None  # a restored state is not trusted: nothing shown
+
+    def unit_spend(self, subject: str) -> Spend | None:
+        """What the skill runs of `subject`'s current unit spent on their model, as the state's
+        spend records keep it (one per attempt, `<day>/<intent id>:<attempt>`); None: none
+        recorded. A comment settled by another process than the runs' names it from here."""
+        from holon.controller.ledger import current_unit
+        from holon.controller.spending import SEPARATOR
+
+        if self.controller is None:
+            return None
+        unit = current_unit(self.controller.ledger.intent_records(subject))
+        runs = {r.key for r in unit if r.data.get("type") == "run_skill"}
+        if not runs:
+            return None
+        total: Spend | None = None
+        for record in self.state.records.values():
+            if record.kind != "spend" or record.deleted:
+                continue
+            source = record.key.partition(SEPARATOR)[2]
+            if source.rpartition(":")[0] not in runs:
+                continue
+            try:
+                spend = Spend.model_validate(record.data)
+            except ValidationError:
+                continue  # not Holon's shape: counts as nothing
+            total = spend if total is None else total + spend
+        return total
 
     def last_heads(self, subject: str) -> tuple[str | None, str | None]:
         """The head sha of `subject`'s current unit's latest skill run (not publishing), and

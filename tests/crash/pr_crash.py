@@ -123,6 +123,7 @@ def crash_case(tmp: Path, kind: Kind, point: str) -> str | None:
                     assert (seen["moved"], seen["replies"]) == (True, 1), seen
                 else:
                     assert seen["reviews"] == 1, seen
+                check_names_what_was_made(step, kind, number, head)
             if cleanup:
                 writes = len(server.calls)
                 rerun(step)
@@ -156,6 +157,18 @@ def check_cut_short(step: ActionsEnv, kind: Kind, number: int, head: str) -> Non
     elif kind == "review" and reviews:
         assert f"the review of {head} was posted" in unescaped(evidence), comment
         assert f"review of {head}" in evidence, comment
+
+
+def check_names_what_was_made(step: ActionsEnv, kind: Kind, number: int, head: str) -> None:
+    """A finished comment names what the work made, as an uninterrupted run's does, whatever
+    the kill lost: the fix commit the branch moved to, or the commit the review is of."""
+    (comment,) = step.holon_comments(number)
+    made = unescaped(comment.partition("**Artifacts / state**")[2].partition("**Handoff**")[0])
+    if kind == "fix":
+        assert f"commit {step.repo.refs[f'heads/{BRANCH}']}" in made, comment
+    else:
+        assert f"review of {head}" in made, comment
+    assert "none recorded" not in made, comment
 
 
 def unescaped(markdown: str) -> str:

@@ -5,6 +5,7 @@ write point (holon/crashpoints.py), and the checks every restart must pass after
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -157,3 +158,18 @@ def assert_consistent(step: ActionsEnv, server: LoopbackGitHub) -> dict[str, Any
     if closure["closure_outcome"] == "waiting":
         assert closure.get("waiting_reason"), closure  # never waiting without a reason
     return closure
+
+
+def assert_names_what_was_made(step: ActionsEnv, comment: str) -> None:
+    """A `finished` comment names what the work made, as an uninterrupted run's does: the pull
+    request (linked), the commit on its branch, and what the agent's run spent on its model."""
+    assert "**Outcome:** `finished`" in comment, comment
+    (pull,) = [i for i in step.repo.issues.values() if i.pull is not None]
+    tip = step.repo.refs[BRANCH]
+    made = comment.partition("**Artifacts / state**")[2].partition("**Handoff**")[0]
+    text = re.sub(r"\\(.)", r"\1", made)  # without the Markdown escapes (`\#` is `#`)
+    assert f"[pull request #{pull.number}](" in text, comment
+    assert f"/pull/{pull.number})" in text, comment
+    assert f"commit {tip}" in text, comment
+    assert re.search(r"model usage: [0-9,]+ tokens", text), comment
+    assert "none recorded" not in text, comment

@@ -20,6 +20,7 @@ from tests.crash.story import (
     BRANCH,
     STORY,
     assert_consistent,
+    assert_names_what_was_made,
     crash_at,
     occurrences,
     rerun,
@@ -30,10 +31,12 @@ from tests.crash.story import (
 from tests.support.github_fake.faults import Fault
 from tests.support.github_fake.loopback import LoopbackGitHub
 
-# The crash cases: every GitHub write answered (the ambiguous ones) and the pull request's before
-# it is sent, the controller's points of both effects, a state save and a line of each journal.
+# The crash cases: every GitHub write answered (the ambiguous ones) and the pull request's and the
+# final settle's before they are sent, the controller's points of both effects, a state save and a
+# line of each journal.
 CASES = [
     "github:POST issues/{n}/comments:after",
+    "github:PATCH issues/comments/{n}:before",
     "github:PATCH issues/comments/{n}:after",
     "github:POST git/trees:after",
     "github:POST git/commits:after",
@@ -69,6 +72,8 @@ def test_the_story_passes_every_listed_write_point(
 ) -> None:
     step = solve_step(tmp_path, github_server)
     traced = trace(step, tmp_path / "trace")
+    (comment,) = step.holon_comments(1)
+    assert_names_what_was_made(step, comment)
     # A retried agent attempt (a slow machine) passes the controller's points once more.
     assert set(traced) == set(STORY), traced
     assert set(CASES) <= set(occurrences(STORY))
@@ -90,12 +95,35 @@ def test_killed_at_a_write_point_then_run_again(
     assert len([i for i in step.repo.issues.values() if i.pull is not None]) == 1
     assert f"{'heads/holon/issue-1'}" in step.repo.refs
     (comment,) = step.holon_comments(1)
-    assert "**Outcome:** `finished`" in comment
+    # What the work made is named as an uninterrupted run names it, whatever the crash lost.
+    assert_names_what_was_made(step, comment)
     if point in AGAIN:
         # The job run once more changes nothing: the event was handled.
         calls = len(github_server.calls)
         rerun(step)
         assert not [c for c in github_server.calls[calls:] if c.method != "GET"]
+
+
+@pytest.mark.parametrize(
+    "point", ["github:PATCH issues/comments/{n}:before", "github:PATCH issues/comments/{n}:after"]
+)
+def test_killed_at_the_final_settle_then_cleanup_phase_then_run_again(
+    github_server: LoopbackGitHub, tmp_path: Path, point: str
+) -> None:
+    """Killed while writing the finished comment, after the pull request was opened and
+    journaled: the cleanup and the run again settle it finished, naming the pull request, the
+    commit and the model usage as an uninterrupted run does."""
+    step = solve_step(tmp_path, github_server)
+    crash_at(step, point)
+    cleaned = run(step, HOLON_PHASE="cleanup")
+    assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    (comment,) = step.holon_comments(1)
+    assert_names_what_was_made(step, comment)
+    rerun(step)
+    closure = assert_consistent(step, github_server)
+    assert closure["closure_outcome"] == "completed", closure
+    (comment,) = step.holon_comments(1)
+    assert_names_what_was_made(step, comment)
 
 
 @pytest.mark.parametrize(

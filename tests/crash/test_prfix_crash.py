@@ -29,6 +29,7 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:PATCH git/refs/{ref}:after",
+    "github:PATCH issues/comments/{n}:before",  # the final settle: names the fix commit
     "cleanup:github:PATCH git/refs/{ref}:after",
     "cleanup:github:POST pulls/{n}/comments/{n}/replies:after",
 ]

@@ -25,6 +25,7 @@ FAMILIES = {
 }  # fmt: skip
 SAMPLE = [
     "github:POST pulls/{n}/reviews:after",
+    "github:PATCH issues/comments/{n}:before",  # the final settle: names the review's commit
     "cleanup:github:POST pulls/{n}/reviews:after",
 ]
 
