@@ -22,7 +22,7 @@ from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
 from holon.controller.held import continue_held, held_records, hold
-from holon.controller.journals import decision_entry, event_entry, journal_decision
+from holon.controller.journals import decision_entry, journal_decision, journal_event
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
 from holon.controller.pause import (
@@ -54,7 +54,7 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     """Handle one event against the loaded state; the report says what it did and how the
     subjects it touched now close."""
     p = Pass(parts, loaded, "event", env.id)
-    parts.journals.events.append(event_entry(env, parts.clock()))
+    journal_event(parts.journals, env, parts.clock())
     state = loaded.state
     # Holon's own event leaves the queue as it is taken, with its dedupe key (follow_ups.py).
     p.delete("meta", f"{QUEUED}{env.id}")
