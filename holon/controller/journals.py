@@ -9,7 +9,7 @@ copies of a journal never duplicates a line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ class Journals:
     actions: Journal
     # One envelope's payload as the JSON text it was read from (serve's replay): journaled as
     # that text, not encoded again (the bulk of an event's line); only for that very envelope.
-    payload_text: tuple[EventEnvelope, str] | None = None
+    payload_text: tuple[EventEnvelope, str] | None = field(default=None, kw_only=True)
 
     def close(self) -> None:
         for journal in (self.events, self.decisions, self.actions):
