@@ -13,11 +13,12 @@ previous process left inflight. Nothing here does I/O but through the injected p
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from pydantic import ValidationError
 
 from holon.controller.attempts import perform
-from holon.controller.decide import Decision, target_of
+from holon.controller.decide import Decision, PolicyDecider, target_of
 from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
@@ -92,8 +93,11 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         return
     # A person's reply to the subject's open question is remembered before deciding on it.
     remember_answer(p, env, subject)
-    view = _view(p, subject)
-    decision = p.parts.decider.decide(env, view)
+    decider = p.parts.decider
+    if type(decider) is PolicyDecider:
+        decision = decider.decide_viewing(env, partial(_view, p, subject))
+    else:
+        decision = decider.decide(env, _view(p, subject))
     if decision.special == "recheck":
         recheck(p, env, decision)
         # A tick also continues held work (a lost re-activation must not strand it).
