@@ -225,6 +225,61 @@ def loads(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def load_members(raw: bytes, source: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The JSON object in `raw` as `loads` reads it, with each member's value also as its own
+    JSON text, exactly as written (for a caller that would otherwise encode it again).
+
+    None where `loads` would refuse `raw` or read it as anything but an object: the caller then
+    reads `raw` with `loads`, which says why. One parse: the members' values are scanned by the
+    same decoder, after the same depth check, with the same surrogate check after.
+    """
+    try:
+        text = raw.decode("utf-8")
+        check_depth(raw, source)
+    except (UnicodeDecodeError, InvalidInput):
+        return None
+    skip = _WHITESPACE.match
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]
+    values: dict[str, Any] = {}
+    spans: dict[str, tuple[int, int]] = {}
+    at = skip(text, 0).end()  # type: ignore[union-attr]
+    if text[at : at + 1] != "{":
+        return None  # also a BOM: refused by `loads`
+    at = skip(text, at + 1).end()  # type: ignore[union-attr]
+    try:
+        if text[at : at + 1] == "}":
+            at += 1
+        else:
+            while True:
+                if text[at : at + 1] != '"':
+                    return None
+                key, at = json.decoder.scanstring(text, at + 1, True)  # type: ignore[attr-defined]
+                at = skip(text, at).end()  # type: ignore[union-attr]
+                if text[at : at + 1] != ":":
+                    return None
+                start = skip(text, at + 1).end()  # type: ignore[union-attr]
+                value, end = scan(text, start)
+                values[key] = value  # a repeated member: the last one counts, as in `loads`
+                spans[key] = (start, end)
+                at = skip(text, end).end()  # type: ignore[union-attr]
+                mark = text[at : at + 1]
+                at = skip(text, at + 1).end()  # type: ignore[union-attr]
+                if mark == "}":
+                    break
+                if mark != ",":
+                    return None
+    except (StopIteration, ValueError, RecursionError):
+        return None  # malformed, or a number `loads` refuses
+    if skip(text, at).end() != len(text):  # type: ignore[union-attr]
+        return None
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(values):
+        return None
+    return values, {key: text[start:end] for key, (start, end) in spans.items()}
+
+
 def load_object(raw: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
     value = loads(raw, source, max_depth=max_depth)
     if not isinstance(value, dict):

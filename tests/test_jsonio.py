@@ -268,3 +268,85 @@ def test_the_crafted_documents_cover_both_paths() -> None:
     assert any(b"{/ref}" in raw for raw in refused)
     assert any(b"\\ud800" in raw for raw in refused)
     assert any(b"1e999" in raw for raw in refused)
+
+
+def _members_agree(raw: bytes) -> bool:
+    """load_members reads `raw` as loads does (None where loads refuses it or it is no object),
+    and each member's text is that member's value. True when it gave the members."""
+    found = jsonio.load_members(raw, "doc")
+    kind, value = _outcome(lambda: jsonio.loads(raw, "doc"))
+    if found is None:
+        assert kind == "error" or not isinstance(value, dict), raw
+        return False
+    members, texts = found
+    assert kind == "value", raw
+    assert members == value, raw
+    assert type(value) is dict
+    assert list(members) == list(value)  # the same order as well
+    assert texts.keys() == members.keys()
+    for key, text in texts.items():
+        assert json.loads(text) == members[key]
+        assert text in raw.decode("utf-8")
+    return True
+
+
+_OBJECTS = [
+    b"{}",
+    b" \r\n{ }\t",
+    b'{"a":1,"a":[2]}',
+    b'{"a": "}", "b": {"c": ["]", "{"]}, "d": null}',
+    b'{ "e" : "\\"}" , "f":true,"g":-1.5e3 }',
+    b'{"s": "\\ud83d\\ude00", "t": "caf\xc3\xa9"}',
+    b'{"a":1,}',
+    b'{"a":1 "b":2}',
+    b'{"a" 1}',
+    b'{"a":',
+    b'{"a":1}}',
+    b'{"a":1} x',
+    b"{a:1}",
+    b'{"a":"\\ud800"}',
+    b'{"\\udc00":1}',
+    b'{"a":"\\u00e9\\ud83d"}',
+    b'{"a":"\xff"}',
+    b'{"a":"\x01"}',
+    b'{"\x01":1}',
+    b'{"a":1e999}',
+    b'{"a":NaN}',
+    b"\xef\xbb\xbf{}",
+    b"[1]",
+    b'"x"',
+    b"",
+    b'{"v": ' * (_DEEP - 1) + b"1" + b"}" * (_DEEP - 1),
+    b'{"v": ' * (_DEEP + 1) + b"1" + b"}" * (_DEEP + 1),
+]
+
+
+@pytest.mark.parametrize("raw", _CRAFTED + _OBJECTS, ids=range(len(_CRAFTED + _OBJECTS)))
+def test_load_members_reads_as_loads(raw: bytes) -> None:
+    _members_agree(raw)
+
+
+def test_load_members_reads_every_github_example_with_its_members_text() -> None:
+    examples = json.loads(
+        (Path(__file__).parent / "fixtures/octokit-webhooks/examples.json").read_text()
+    )
+    read = 0
+    for group in examples:
+        for payload in group["examples"]:
+            line = {"event": group["name"], "delivery": "d", "payload": payload}
+            for raw in (
+                json.dumps(line).encode(),  # \\u escapes, surrogate pairs among them
+                json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode(),
+            ):
+                read += _members_agree(raw)
+    assert read > 600
+
+
+def test_load_members_decides_as_loads_on_random_objects() -> None:
+    rng = random.Random(29)  # noqa: S311 - a fixed seed for a reproducible spread of inputs
+    parts = [b"{", b"}", b'"a"', b'"b\\""', b":", b",", b" ", b"1", b"[", b"]", b"null", b'"}"']
+    given = 0
+    for _ in range(20_000):
+        raw = b"{" + b"".join(rng.choice(parts) for _ in range(rng.randrange(0, 14)))
+        given += _members_agree(raw)
+    assert given > 100  # the spread reaches well-formed objects too

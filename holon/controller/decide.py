@@ -3,6 +3,7 @@ later through the same `Decider` protocol. A decision names its decider and says
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -129,9 +130,16 @@ class PolicyDecider:
         self.facts = facts
 
     def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
+        return self.decide_viewing(envelope, lambda: view)
+
+    def decide_viewing(
+        self, envelope: EventEnvelope, view_of: Callable[[], ControllerView]
+    ) -> Decision:
+        """`decide`, with the view made only once a rule matches: most events match none, and
+        matching reads the event, the policy and the facts, never the state."""
         for rule in self.policy.rules:
             if _matches(rule, envelope, self.policy, self.facts):
-                return self._apply(rule, envelope, view)
+                return self._apply(rule, envelope, view_of())
         return Decision(self.name, f"no rule matches {envelope.type}")
 
     def _apply(self, rule: Rule, env: EventEnvelope, view: ControllerView) -> Decision:

@@ -9,7 +9,7 @@ copies of a journal never duplicates a line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,9 @@ class Journals:
     events: Journal
     decisions: Journal
     actions: Journal
+    # One envelope's payload as the JSON text it was read from (serve's replay): journaled as
+    # that text, not encoded again (the bulk of an event's line); only for that very envelope.
+    payload_text: tuple[EventEnvelope, str] | None = field(default=None, kw_only=True)
 
     def close(self) -> None:
         for journal in (self.events, self.decisions, self.actions):
@@ -46,6 +49,16 @@ def event_entry(env: EventEnvelope, at: datetime) -> dict[str, Any]:
         "dedupe_key": env.dedupe_key,
         "envelope": envelope,
     }
+
+
+def journal_event(journals: Journals, env: EventEnvelope, at: datetime) -> None:
+    """The event's line, before anything is decided about it."""
+    entry = event_entry(env, at)
+    known = journals.payload_text
+    if known is not None and known[0] is env:
+        journals.events.append_verbatim(entry, ("envelope", "payload"), known[1])
+    else:
+        journals.events.append(entry)
 
 
 def refusal_line(refusal: Refusal) -> dict[str, str]:
@@ -120,4 +133,11 @@ def journal_decision(
     )
 
 
-__all__ = ["Journals", "decision_entry", "event_entry", "journal_decision", "refusal_line"]
+__all__ = [
+    "Journals",
+    "decision_entry",
+    "event_entry",
+    "journal_decision",
+    "journal_event",
+    "refusal_line",
+]

@@ -13,16 +13,17 @@ previous process left inflight. Nothing here does I/O but through the injected p
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from pydantic import ValidationError
 
 from holon.controller.attempts import perform
-from holon.controller.decide import Decision, target_of
+from holon.controller.decide import Decision, PolicyDecider, target_of
 from holon.controller.follow_ups import QUEUED, settled_as_claimed
 from holon.controller.guarding import judge
 from holon.controller.guardrails import foreign_problem
 from holon.controller.held import continue_held, held_records, hold
-from holon.controller.journals import decision_entry, event_entry, journal_decision
+from holon.controller.journals import decision_entry, journal_decision, journal_event
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import Pass, PassReport
 from holon.controller.pause import (
@@ -54,7 +55,7 @@ def run_pass(env: EventEnvelope, loaded: LoadedState, parts: Parts) -> PassRepor
     """Handle one event against the loaded state; the report says what it did and how the
     subjects it touched now close."""
     p = Pass(parts, loaded, "event", env.id)
-    parts.journals.events.append(event_entry(env, parts.clock()))
+    journal_event(parts.journals, env, parts.clock())
     state = loaded.state
     # Holon's own event leaves the queue as it is taken, with its dedupe key (follow_ups.py).
     p.delete("meta", f"{QUEUED}{env.id}")
@@ -92,8 +93,11 @@ def decide_and_act(p: Pass, env: EventEnvelope, suffix: str = "") -> None:
         return
     # A person's reply to the subject's open question is remembered before deciding on it.
     remember_answer(p, env, subject)
-    view = _view(p, subject)
-    decision = p.parts.decider.decide(env, view)
+    decider = p.parts.decider
+    if type(decider) is PolicyDecider:
+        decision = decider.decide_viewing(env, partial(_view, p, subject))
+    else:
+        decision = decider.decide(env, _view(p, subject))
     if decision.special == "recheck":
         recheck(p, env, decision)
         # A tick also continues held work (a lost re-activation must not strand it).

@@ -50,6 +50,7 @@ from holon.executor.executor import build_executor
 from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
+from holon.gateway.github import normalize
 from holon.gateway.replay import MAX_LINE_BYTES, parse_line
 from holon.gateway.trigger import TriggerCheck
 from holon.github.publish_names import SKILL as PUBLISH
@@ -138,6 +139,48 @@ def _executed(entries: Iterator[dict[str, Any]]) -> dict[str, ActionResult]:
             raise InvalidInput(describe_validation_error(where, exc)) from None
         found[result.intent_id] = result
     return found
+
+
+def read_line(
+    raw: bytes | None, where: str, *, received_at: datetime, mention: str | None
+) -> tuple[EventEnvelope | None, str | None]:
+    """`parse_line`'s envelope, and for a raw delivery its payload's JSON text as the line has
+    it (None: not known). One parse: a line that is not a well-formed delivery is read again by
+    `parse_line`, which refuses it in its own words (or reads an envelope line)."""
+    found = (
+        jsonio.load_members(raw, where) if raw is not None and len(raw) <= MAX_LINE_BYTES else None
+    )
+    if found is not None:
+        data, texts = found
+        event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")
+        if (
+            "dedupe_key" not in data
+            and isinstance(event, str)
+            and isinstance(payload, dict)
+            and (delivery is None or isinstance(delivery, str))
+        ):
+            try:
+                env = normalize(
+                    event,
+                    payload,
+                    via="replay",
+                    received_at=received_at,
+                    delivery=delivery,
+                    mention=mention,
+                )
+            except InvalidInput:
+                pass  # parse_line says why
+            else:
+                return env, texts["payload"] if _same(env.payload, payload) else None
+    return parse_line(raw, where, received_at=received_at, mention=mention), None
+
+
+def _same(kept: dict[str, Any], read: dict[str, Any]) -> bool:
+    """Whether the envelope kept the payload as read: the model copies the outer dict only, so
+    the same members, in the same order, each the very value read."""
+    return len(kept) == len(read) and all(
+        a == b and x is y for (a, x), (b, y) in zip(kept.items(), read.items(), strict=True)
+    )
 
 
 def tick_envelope(now: datetime, repo: str | None) -> EventEnvelope:
@@ -383,14 +426,21 @@ class Serve:
                 for number, raw in enumerate(jsonio.lines(handle, MAX_LINE_BYTES), start=1):
                     where = f"{name} line {number}"
                     try:
-                        env = parse_line(
+                        env, text = read_line(
                             raw, where, received_at=self.clock(), mention=self.options.mention
                         )
                     except InvalidInput as exc:
                         self._journal_broken(f"error:{path.name}:{number}", str(exc))
                         continue
-                    if env is not None:
+                    if env is None:
+                        continue
+                    journals = self.controller.journals
+                    # Its payload is journaled as the text just read, not encoded again.
+                    journals.payload_text = (env, text) if text is not None else None
+                    try:
                         yield env
+                    finally:
+                        journals.payload_text = None
 
     def apply_controls(self) -> None:
         assert self.controller is not None

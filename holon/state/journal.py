@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,10 @@ DROPPED = "journal_dropped"
 # Restored journals are outside input: a longer line is corrupt, and never read whole.
 MAX_LINE_BYTES = 32 * 1024 * 1024
 _TAIL_CHUNK = 64 * 1024
+# Stands for a value written verbatim (`Journal.append_verbatim`): unguessable, so no outside
+# text can hold it.
+_VERBATIM = f"\x00verbatim:{secrets.token_hex(16)}"
+_VERBATIM_JSON = json.dumps(_VERBATIM).encode("ascii")
 
 
 class CorruptJournal(InvalidInput):
@@ -196,6 +201,26 @@ class Journal:
     def append(self, entry: Mapping[str, Any]) -> None:
         """Append one entry as one line (ValueError if it has no string id)."""
         self._write(_encode(entry))
+
+    def append_verbatim(self, entry: Mapping[str, Any], path: tuple[str, ...], text: str) -> None:
+        """Append `entry` with the value at `path` (keys, outermost first) written as `text`, that
+        value's own JSON text as it was read (`jsonio.load_members`), rather than encoded again.
+
+        A reader parses the same entry; only the spacing and key order inside that value are the
+        text's own. `text` must be one valid JSON value on one line (ValueError if it is not
+        one line)."""
+        if not path or "\n" in text:
+            raise ValueError("a verbatim value needs a key path and one line of JSON")
+        outer = dict(entry)
+        inner = outer
+        for key in path[:-1]:
+            inner[key] = dict(inner[key])
+            inner = inner[key]
+        inner[path[-1]] = _VERBATIM
+        head, found, tail = _encode(outer).partition(_VERBATIM_JSON)
+        if not found or _VERBATIM_JSON in tail:
+            raise ValueError("the verbatim value's place was not found once")
+        self._write(b"".join((head, text.encode("utf-8"), tail)))
 
     def append_many(self, entries: Iterable[Mapping[str, Any]]) -> None:
         """Append a batch with one write and one fsync; nothing is written if any entry is bad."""

@@ -8,14 +8,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
+import pytest
 
-from holon.controller.decide import PolicyDecider
+from holon.controller import passes
+from holon.controller.decide import Decision, PolicyDecider
 from holon.controller.facts import PullFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
 from holon.controller.pass_report import PassReport
 from holon.controller.passes import run_pass
 from holon.controller.policy import load_policy
+from holon.controller.view import ControllerView
 from holon.executor.executor import Executor, build_executor
 from holon.executor.handlers import InternalHandler
 from holon.executor.result import ActionResult, EffectOutput
@@ -177,3 +180,42 @@ def test_a_decision_proposing_nothing_is_judged_as_the_full_guard_would(tmp_path
         assert verdict == Verdict([], [], [], authorized, None, [], [])
         assert p.decisions == []
         assert loaded.state.records == {}  # nothing put, no refusal comment's cooldown
+
+
+def test_the_policy_decider_reads_the_view_only_when_a_rule_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subject's view is made for a rule that matched, not for every event; the decisions
+    are those of deciding with the view made first."""
+    made: list[str] = []
+    view_of = passes._view
+    monkeypatch.setattr(
+        passes, "_view", lambda p, subject: made.append(subject) or view_of(p, subject)
+    )
+    star = {"action": "created", "starred_at": "s", "repository": {"full_name": REPO}}
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    events = [
+        comment_event("/holon solve", number=3),
+        normalize("star", star, via="replay", received_at=at),
+    ]
+    eager = _parts(tmp_path / "eager")
+    eager.decider = _Eager(eager.decider)  # type: ignore[arg-type]
+    lazy = _parts(tmp_path / "lazy")
+    for parts in (lazy, eager):
+        loaded = LoadedState.of(ServeState())
+        for env in events:
+            run_pass(env, loaded, parts)
+    star_subject = f"repository:{REPO}"
+    assert made == ["issue:3", "issue:3", star_subject]  # lazily the one matched, eagerly both
+    assert list(lazy.journals.decisions.read()) == list(eager.journals.decisions.read())
+
+
+class _Eager:
+    """The policy decider given a view made beforehand (as any other decider is)."""
+
+    def __init__(self, inner: PolicyDecider) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
+        return self.inner.decide(envelope, view)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bench.serve import make_replay
+from holon.controller.facts import StaticFacts
+from holon.serve import serve as serve_module
 from holon.serve.serve import Serve, ServeOptions
+from holon.state.journal import Journal
 
 
 @pytest.mark.parametrize("keep", [None, 3])
@@ -88,3 +93,43 @@ def test_the_loop_defers_full_collections_and_restores_the_callers_setting(
         assert gc.get_threshold() == before
     finally:
         serve.close()
+
+
+def _replayed(tmp_path: Path, name: str, replay: Path) -> Path:
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    options = ServeOptions(state_dir=tmp_path / name, replay=[replay], dry_run=True, once=True)
+    serve = Serve(options, clock=lambda: at, facts=StaticFacts())
+    serve.writer = "serve-test"  # the same in both runs
+    serve.open()
+    serve.run()
+    serve.close()
+    return tmp_path / name
+
+
+def test_a_replayed_payload_is_journaled_as_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The payload of a replayed delivery goes into the event's line as the text it was read
+    from, not encoded again: the journals read back the same, the state is byte-identical."""
+    replay = tmp_path / "replay.ndjson"
+    make_replay(replay, 40)
+    with replay.open("ab") as out:  # a broken line, an envelope line, a repeated member
+        out.write(b'{"event": "star", "payload": [1]}\n')
+        out.write(b'{"event": "star", "payload": {"x": 1}, "payload": {"action": "created", ')
+        out.write(b'"starred_at": "t", "repository": {"full_name": "o/r"}, "n": 1.50}}\n')
+    fast = _replayed(tmp_path, "fast", replay)
+    monkeypatch.setattr(
+        serve_module,
+        "read_line",
+        lambda raw, where, **kw: (serve_module.parse_line(raw, where, **kw), None),
+    )
+    slow = _replayed(tmp_path, "slow", replay)
+    for name in ("events", "decisions", "actions"):
+        with Journal(fast / f"{name}.ndjson") as a, Journal(slow / f"{name}.ndjson") as b:
+            assert list(a.read()) == list(b.read()), name
+    assert (fast / "state.json").read_bytes() == (slow / "state.json").read_bytes()
+    # Taken: the verbatim lines keep the replay's own spacing, the encoded ones are compact.
+    verbatim = (fast / "events.ndjson").read_text().splitlines()
+    assert sum('", "' in line for line in verbatim) == 41  # all but the broken line
+    assert '"n": 1.50}' in verbatim[-1]
+    assert '", "' not in (slow / "events.ndjson").read_text()

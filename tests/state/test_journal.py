@@ -324,3 +324,30 @@ def test_merge_journal_entries_resolves_conflicts_independently_of_order() -> No
     assert merge_journal_entries(left, right) == merge_journal_entries(right, left) == right
     with pytest.raises(ValueError, match="string 'id'"):
         merge_journal_entries([{"at": "t"}], [])
+
+
+def test_append_verbatim_writes_the_value_as_its_text(tmp_path: Path) -> None:
+    """A value written as the JSON text it was read from reads back as the same entry; only the
+    spacing and key order inside it are the text's own (serve's replayed payloads)."""
+    text = '{"z": 1, "a": ["x", {"k": "caf\\u00e9 \\ud83d\\ude00"}], "s": "\\"}"}'
+    value = json.loads(text)
+    entry = {"id": "e1", "at": "2026", "envelope": {"b": 1, "payload": "stand-in", "y": "\udcff"}}
+    with Journal(tmp_path / "a.ndjson") as encoded, Journal(tmp_path / "b.ndjson") as verbatim:
+        encoded.append({**entry, "envelope": {**entry["envelope"], "payload": value}})
+        verbatim.append_verbatim(entry, ("envelope", "payload"), text)
+        assert list(verbatim.read()) == list(encoded.read())
+    line = (tmp_path / "b.ndjson").read_bytes()
+    assert text.encode() in line
+    assert line.endswith(b"}\n")
+    assert line.count(b"\n") == 1
+    assert entry["envelope"]["payload"] == "stand-in"  # the caller's entry is left as it was
+    assert "\\ufffd" in line.decode() or "\ufffd" in line.decode()  # scrubbed around it
+
+
+def test_append_verbatim_refuses_what_is_not_one_line(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.ndjson") as journal:
+        with pytest.raises(ValueError, match="one line"):
+            journal.append_verbatim({"id": "e", "p": 1}, ("p",), '{"a":\n1}')
+        with pytest.raises(ValueError, match="non-empty string 'id'"):
+            journal.append_verbatim({"p": 1}, ("p",), "1")  # no id: refused as by append
+        assert list(journal.read()) == []
