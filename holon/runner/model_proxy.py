@@ -89,6 +89,10 @@ def _upstream(url: str) -> _Upstream:
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     block_on_close = False  # stop() ends the connections itself and waits a bounded time
+    # socketserver listens with a backlog of 5: an agent's burst of parallel requests on a
+    # busy machine found it full, and a client with a timeout (non-blocking) connect gets
+    # EAGAIN at once on a unix socket instead of waiting for the accept.
+    request_queue_size = 128
     proxy: ModelProxy
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -7,13 +7,15 @@ import json
 import logging
 import os
 import socket
+import socketserver
 import stat
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from holon.runner.model_proxy import ModelProxy, ProxyLimits
+from holon.runner.model_proxy import ModelProxy, ProxyLimits, _Server
 from holon.runner.model_routes import Route, routes_for
 from holon.runner.record import ModelUsage
 from tests.proxy.conftest import KEY, UnixConnection, call, start_proxy
@@ -277,3 +279,22 @@ def test_concurrent_requests_are_all_forwarded_and_counted(
     assert statuses == [200] * 8
     assert proxy.usage().requests == 8
     assert proxy.usage().input_tokens == 8 * 14
+
+
+def test_a_burst_of_connections_waits_in_the_backlog_instead_of_being_refused(
+    tmp_path: Path,
+) -> None:
+    """Nothing accepts (a busy machine's accept thread not yet scheduled): 64 clients with a
+    timeout, as SDKs connect, are all queued; none gets EAGAIN (socketserver's backlog was 5)."""
+    server = _Server(str(tmp_path / "model.sock"), socketserver.BaseRequestHandler)
+    clients = []
+    try:
+        for _ in range(64):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            clients.append(sock)
+            sock.settimeout(5)
+            sock.connect(str(tmp_path / "model.sock"))
+    finally:
+        for sock in clients:
+            sock.close()
+        server.server_close()
