@@ -20,6 +20,7 @@ from docker.models.containers import Container
 from holon.errors import Unavailable
 from holon.runner import RunRequest, run
 from holon.runner.docker_backend import RUN_LABEL
+from holon.runner.engine import Engine, EngineLost, ExitWait
 from tests.conftest import spec_for
 from tests.faults.model_faults import MODEL_FAULTS, TIMEOUT_FAULTS, ModelFault, faulty_model
 from tests.faults.story import (
@@ -210,6 +211,33 @@ def _engine_lost(*args: Any, **kwargs: Any) -> Any:
     )
 
 
+def _engine_lost_fast(*args: Any, **kwargs: Any) -> Any:
+    """The same loss on the fast path's own connection (holon/runner/engine.py)."""
+    time.sleep(0.5)
+    raise EngineLost(
+        "('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))"
+    )
+
+
+def _exit_lost(self: ExitWait, timeout: float) -> Any:
+    """The wait asked before the start loses the engine: its connection ends with it."""
+    self.close()
+    _engine_lost_fast()
+
+
+def _lose_engine(monkeypatch: pytest.MonkeyPatch, *calls: str) -> None:
+    """The engine lost under each of `calls` (wait, stop, remove), by whichever client makes
+    it: the SDK's container model, or the fast path's requests on the engine's socket."""
+    fast: dict[str, list[tuple[type, str, Callable[..., Any]]]] = {
+        "wait": [(ExitWait, "result", _exit_lost), (Engine, "wait", _engine_lost_fast)],
+        "remove": [(Engine, "remove", _engine_lost_fast)],
+    }
+    for name in calls:
+        monkeypatch.setattr(Container, name, _engine_lost)
+        for owner, attr, lost in fast.get(name, []):
+            monkeypatch.setattr(owner, attr, lost)
+
+
 def _containers(docker_client: Any, run_id: str) -> list[Any]:
     return list(docker_client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}))
 
@@ -224,7 +252,7 @@ def test_the_engine_restarting_mid_run_fails_the_run_and_reaps_the_container(
 ) -> None:
     # The wait for the agent (mode `sleep`: 300 s) loses the engine; the engine is back for
     # the stop and the removal, which end the container.
-    monkeypatch.setattr(Container, "wait", _engine_lost)
+    _lose_engine(monkeypatch, "wait")
     started = time.monotonic()
     request = _docker_request(agent_image, make_repo(), tmp_path / "out", "sleep", timeout=120)
     result = run(request)
@@ -249,8 +277,7 @@ def test_the_engine_gone_for_good_ends_the_run_and_names_the_leftover(
 ) -> None:
     # Every call after the start fails: the run still ends (failed), promptly, and says which
     # container it could not remove (labelled with the run id, for an operator or a sweep).
-    for name in ("wait", "stop", "remove"):
-        monkeypatch.setattr(Container, name, _engine_lost)
+    _lose_engine(monkeypatch, "wait", "stop", "remove")
     request = _docker_request(agent_image, make_repo(), tmp_path / "out", "sleep", timeout=120)
     started = time.monotonic()
     result = run(request)
