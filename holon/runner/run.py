@@ -117,7 +117,12 @@ class _Diff:
 
     @classmethod
     def start(cls, snapshot: Snapshot, out: OutputDir) -> _Diff | None:
-        st = lstat_at(out.fd, PATCH_FILE)
+        try:
+            st = lstat_at(out.fd, PATCH_FILE)
+        except OSError:
+            # The agent left its output unreadable (mode 000): the settle takes the output back
+            # first and then decides, and takes the runner's patch itself if it needs one.
+            return None
         return None if st is not None and stat.S_ISREG(st.st_mode) else cls(snapshot)
 
     def _take(self) -> None:
