@@ -95,6 +95,58 @@ def test_the_loop_defers_full_collections_and_restores_the_callers_setting(
         serve.close()
 
 
+def test_the_loop_freezes_the_heap_it_starts_with_and_thaws_it_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What exists as the loop starts is frozen out of the collector's walks while it runs (a
+    full collection then walks only what the loop made), and thawed when it ends, even when it
+    raises; a caller that froze objects of its own (a command's start-up) keeps them frozen."""
+    import gc
+
+    from holon.serve import serve as module
+
+    seen: list[int] = []
+    example = Path(__file__).resolve().parents[2] / "examples" / "serve"
+    options = ServeOptions(
+        state_dir=tmp_path / "s", replay=[example / "replay.ndjson"], dry_run=True, once=True
+    )
+    serve = Serve(options)
+    serve.open()
+    handle = serve.handle
+
+    def watched(env: module.EventEnvelope) -> None:
+        seen.append(gc.get_freeze_count())
+        handle(env)
+
+    monkeypatch.setattr(serve, "handle", watched)
+    gc.unfreeze()  # whatever an earlier test left frozen
+    try:
+        serve.run()
+        assert seen
+        assert all(count > 1000 for count in seen)
+        assert gc.get_freeze_count() == 0
+
+        def broken(env: module.EventEnvelope) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(serve, "handle", broken)
+        serve.stopping.clear()
+        with pytest.raises(RuntimeError):
+            serve.run()
+        assert gc.get_freeze_count() == 0
+
+        # The caller froze first: its choice stands after the loop.
+        monkeypatch.setattr(serve, "handle", watched)
+        serve.stopping.clear()
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        serve.run()
+        assert gc.get_freeze_count() > frozen // 2  # (refcounts still free frozen objects)
+    finally:
+        gc.unfreeze()
+        serve.close()
+
+
 def _replayed(tmp_path: Path, name: str, replay: Path) -> Path:
     at = datetime(2026, 3, 1, tzinfo=UTC)
     options = ServeOptions(state_dir=tmp_path / name, replay=[replay], dry_run=True, once=True)
