@@ -272,6 +272,12 @@ class Serve:
         the skill runs left unfinished are first settled as a user interruption, so recovery
         never starts them again (`holon action`'s cleanup phase)."""
         gcpause.resume()  # start-up is done: collect from here on (holon/gcpause.py)
+        # Loading builds the long-lived heap the loop keeps (the state, the policy): what the
+        # caller had is not walked meanwhile, nor is a full collection due now paid here.
+        with _long_lived_heap():
+            return self._open(interrupted=interrupted, actor=actor)
+
+    def _open(self, *, interrupted: str | None, actor: str | None) -> Controller:
         options = self.options
         # Fail on a bad policy before touching anything.
         policy = self._policy or load_policy(options.policy)

@@ -147,6 +147,37 @@ def test_the_loop_freezes_the_heap_it_starts_with_and_thaws_it_after(
         serve.close()
 
 
+def test_opening_loads_the_state_beside_a_frozen_heap_and_restores_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the state builds the long-lived heap: meanwhile what the caller had is frozen and
+    full collections deferred (one due then is not paid walking it); both are back after."""
+    import gc
+
+    from holon.serve import serve as module
+
+    gc.unfreeze()
+    before = gc.get_threshold()
+    serve = Serve(ServeOptions(state_dir=tmp_path / "s", dry_run=True, once=True))
+    load = serve.store.load
+    seen: list[tuple[int, int]] = []
+
+    def watched() -> module.ServeState:
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
+        return load()
+
+    monkeypatch.setattr(serve.store, "load", watched)
+    try:
+        serve.open()
+        assert len(seen) == 1
+        assert seen[0][0] > 1000
+        assert seen[0][1] >= module.FULL_COLLECTION_EVERY
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == before
+    finally:
+        serve.close()
+
+
 def _replayed(tmp_path: Path, name: str, replay: Path) -> Path:
     at = datetime(2026, 3, 1, tzinfo=UTC)
     options = ServeOptions(state_dir=tmp_path / name, replay=[replay], dry_run=True, once=True)
