@@ -95,6 +95,89 @@ def test_the_loop_defers_full_collections_and_restores_the_callers_setting(
         serve.close()
 
 
+def test_the_loop_freezes_the_heap_it_starts_with_and_thaws_it_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What exists as the loop starts is frozen out of the collector's walks while it runs (a
+    full collection then walks only what the loop made), and thawed when it ends, even when it
+    raises; a caller that froze objects of its own (a command's start-up) keeps them frozen."""
+    import gc
+
+    from holon.serve import serve as module
+
+    seen: list[int] = []
+    example = Path(__file__).resolve().parents[2] / "examples" / "serve"
+    options = ServeOptions(
+        state_dir=tmp_path / "s", replay=[example / "replay.ndjson"], dry_run=True, once=True
+    )
+    serve = Serve(options)
+    serve.open()
+    handle = serve.handle
+
+    def watched(env: module.EventEnvelope) -> None:
+        seen.append(gc.get_freeze_count())
+        handle(env)
+
+    monkeypatch.setattr(serve, "handle", watched)
+    gc.unfreeze()  # whatever an earlier test left frozen
+    try:
+        serve.run()
+        assert seen
+        assert all(count > 1000 for count in seen)
+        assert gc.get_freeze_count() == 0
+
+        def broken(env: module.EventEnvelope) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(serve, "handle", broken)
+        serve.stopping.clear()
+        with pytest.raises(RuntimeError):
+            serve.run()
+        assert gc.get_freeze_count() == 0
+
+        # The caller froze first: its choice stands after the loop.
+        monkeypatch.setattr(serve, "handle", watched)
+        serve.stopping.clear()
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        serve.run()
+        assert gc.get_freeze_count() > frozen // 2  # (refcounts still free frozen objects)
+    finally:
+        gc.unfreeze()
+        serve.close()
+
+
+def test_opening_loads_the_state_beside_a_frozen_heap_and_restores_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the state builds the long-lived heap: meanwhile what the caller had is frozen and
+    full collections deferred (one due then is not paid walking it); both are back after."""
+    import gc
+
+    from holon.serve import serve as module
+
+    gc.unfreeze()
+    before = gc.get_threshold()
+    serve = Serve(ServeOptions(state_dir=tmp_path / "s", dry_run=True, once=True))
+    load = serve.store.load
+    seen: list[tuple[int, int]] = []
+
+    def watched() -> module.ServeState:
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[2]))
+        return load()
+
+    monkeypatch.setattr(serve.store, "load", watched)
+    try:
+        serve.open()
+        assert len(seen) == 1
+        assert seen[0][0] > 1000
+        assert seen[0][1] >= module.FULL_COLLECTION_EVERY
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == before
+    finally:
+        serve.close()
+
+
 def _replayed(tmp_path: Path, name: str, replay: Path) -> Path:
     at = datetime(2026, 3, 1, tzinfo=UTC)
     options = ServeOptions(state_dir=tmp_path / name, replay=[replay], dry_run=True, once=True)
