@@ -50,8 +50,7 @@ from holon.executor.executor import build_executor
 from holon.executor.handlers import Handler, LazyHandler, RunSkillHandler
 from holon.executor.result import ActionResult, EffectOutput
 from holon.gateway.envelope import EventEnvelope, Scope, Subject, envelope_id
-from holon.gateway.github import normalize
-from holon.gateway.replay import MAX_LINE_BYTES, parse_line
+from holon.gateway.replay import MAX_LINE_BYTES, read_line
 from holon.gateway.trigger import TriggerCheck
 from holon.github.publish_names import SKILL as PUBLISH
 from holon.github.retry import Wait
@@ -61,7 +60,7 @@ from holon.serve.report import Tally
 from holon.serve.runs import runs_dir_of
 from holon.skills.catalog import SkillCatalog, default_catalog, host_skills
 from holon.spend import Spend
-from holon.state.model import ServeState, prune
+from holon.state.model import Record, ServeState, prune
 from holon.state.store import StateStore
 from holon.validation import describe_validation_error
 
@@ -139,48 +138,6 @@ def _executed(entries: Iterator[dict[str, Any]]) -> dict[str, ActionResult]:
             raise InvalidInput(describe_validation_error(where, exc)) from None
         found[result.intent_id] = result
     return found
-
-
-def read_line(
-    raw: bytes | None, where: str, *, received_at: datetime, mention: str | None
-) -> tuple[EventEnvelope | None, str | None]:
-    """`parse_line`'s envelope, and for a raw delivery its payload's JSON text as the line has
-    it (None: not known). One parse: a line that is not a well-formed delivery is read again by
-    `parse_line`, which refuses it in its own words (or reads an envelope line)."""
-    found = (
-        jsonio.load_members(raw, where) if raw is not None and len(raw) <= MAX_LINE_BYTES else None
-    )
-    if found is not None:
-        data, texts = found
-        event, payload, delivery = data.get("event"), data.get("payload"), data.get("delivery")
-        if (
-            "dedupe_key" not in data
-            and isinstance(event, str)
-            and isinstance(payload, dict)
-            and (delivery is None or isinstance(delivery, str))
-        ):
-            try:
-                env = normalize(
-                    event,
-                    payload,
-                    via="replay",
-                    received_at=received_at,
-                    delivery=delivery,
-                    mention=mention,
-                )
-            except InvalidInput:
-                pass  # parse_line says why
-            else:
-                return env, texts["payload"] if _same(env.payload, payload) else None
-    return parse_line(raw, where, received_at=received_at, mention=mention), None
-
-
-def _same(kept: dict[str, Any], read: dict[str, Any]) -> bool:
-    """Whether the envelope kept the payload as read: the model copies the outer dict only, so
-    the same members, in the same order, each the very value read."""
-    return len(kept) == len(read) and all(
-        a == b and x is y for (a, x), (b, y) in zip(kept.items(), read.items(), strict=True)
-    )
 
 
 def tick_envelope(now: datetime, repo: str | None) -> EventEnvelope:
@@ -664,14 +621,8 @@ class Serve:
             return None
         unit = current_unit(self.controller.ledger.intent_records(subject))
         done = [r for r in unit if r.data.get("skill") == PUBLISH and r.status == "succeeded"]
-        for record in sorted(done, key=sort_key, reverse=True):
-            result = record.data.get("result")
-            output = result.get("output") if isinstance(result, dict) else None
-            try:
-                return EffectOutput.model_validate(output) if output else None
-            except ValidationError:
-                return None  # a restored state is not trusted: nothing shown
-        return None
+        latest = max(done, key=sort_key, default=None)
+        return _output_of(latest) if latest is not None else None
 
     def made_by(self, intent_id: str) -> EffectOutput | None:
         """What the intent `intent_id` made, as its settled record keeps it (a publishing
@@ -679,12 +630,7 @@ class Serve:
         if self.controller is None:
             return None
         record = self.state.get("intent", intent_id)
-        result = record.data.get("result") if record is not None else None
-        output = result.get("output") if isinstance(result, dict) else None
-        try:
-            return EffectOutput.model_validate(output) if output else None
-        except ValidationError:
-            return None  # a restored state is not trusted: nothing shown
+        return _output_of(record) if record is not None else None
 
     def unit_spend(self, subject: str) -> Spend | None:
         """What the skill runs of `subject`'s current unit spent on their model, as the state's
@@ -782,6 +728,16 @@ def _long_lived_heap() -> Iterator[None]:
         # Only if no one changed it meanwhile (a nested serve restores its own first).
         if gc.get_threshold()[2] == max(full, FULL_COLLECTION_EVERY):
             gc.set_threshold(*(gc.get_threshold()[:2]), full)
+
+
+def _output_of(record: Record) -> EffectOutput | None:
+    """What a settled intent's record says it made (None: nothing, or not Holon's shape)."""
+    result = record.data.get("result")
+    output = result.get("output") if isinstance(result, dict) else None
+    try:
+        return EffectOutput.model_validate(output) if output else None
+    except ValidationError:
+        return None  # a restored state is not trusted: nothing shown
 
 
 def install_signal_handlers(serve: Serve) -> None:

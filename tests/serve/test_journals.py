@@ -9,6 +9,7 @@ import pytest
 
 from bench.serve import make_replay
 from holon.controller.facts import StaticFacts
+from holon.gateway.replay import parse_line
 from holon.serve import serve as serve_module
 from holon.serve.serve import Serve, ServeOptions
 from holon.state.journal import Journal
@@ -204,7 +205,7 @@ def test_a_replayed_payload_is_journaled_as_read(
     monkeypatch.setattr(
         serve_module,
         "read_line",
-        lambda raw, where, **kw: (serve_module.parse_line(raw, where, **kw), None),
+        lambda raw, where, **kw: (parse_line(raw, where, **kw), None),
     )
     slow = _replayed(tmp_path, "slow", replay)
     for name in ("events", "decisions", "actions"):
