@@ -7,12 +7,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from holon import gcpause
 from holon.cli._common import add_backend_arguments, backend_fields
 from holon.errors import InvalidInput
 
 # A run closes every file it writes, and joins its threads: the process may end without the
 # interpreter's teardown (`holon.cli.main._exit`).
 QUICK_EXIT = True
+# The collector stays paused (holon/gcpause.py) through the imports, the spec's models and the
+# snapshot, until the runner has loaded what judging the run needs, while the engine starts the
+# agent (holon/runner/run.py); `main` resumes it whatever happens before that.
+RESUMES_GC = True
 
 if TYPE_CHECKING:
     from holon.runner import RunRequest, RunResult
@@ -155,6 +160,8 @@ def main(args: argparse.Namespace) -> int:
 
         forget_handled_interrupt()  # handled: `holon` exits 130, not by SIGINT
         raise
+    finally:
+        gcpause.resume()  # a no-op once the runner resumed it
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -41,6 +41,11 @@ class Job:
     # made), so that an interruption from then on ends it: the runner loads what judging the
     # run needs meanwhile, beside the agent.
     on_start: Callable[[], None] | None = None
+    # Called, in the calling thread, by a backend that waits for an engine to start the agent
+    # (docker: the start request, a few hundred ms of the engine's work with this process idle):
+    # the runner loads what judging the run needs then, instead of beside the running agent.
+    # Whatever it does not do, `on_start` still does.
+    while_starting: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

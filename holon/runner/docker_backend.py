@@ -51,6 +51,8 @@ from holon.runner.timeline import mark
 from holon.size import parse_size
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from holon.runner.model_proxy import ModelProxy
 
 CONTAINER_GIT_OBJECTS = "/holon/git-objects"
@@ -438,7 +440,9 @@ class DockerBackend:
                 pump.start()
                 if isinstance(container, _Container):
                     container.expect_exit()
-                container.start()
+                    container.start(meanwhile=job.while_starting)
+                else:
+                    container.start()
             except _sdk_errors() as exc:
                 raise InvalidInput(f"docker could not start the agent: {_one_line(exc)}") from None
             # After the start request, not before: what on_start begins (run.py loads the
@@ -528,11 +532,13 @@ class _Container:
         if exit_wait is not None:
             exit_wait.close()
 
-    def start(self) -> None:
+    def start(self, meanwhile: Callable[[], None] | None = None) -> None:
+        """Start it; `meanwhile` is called while the engine starts it, when the engine is
+        spoken to directly (through the SDK it is not called)."""
         engine = self._backend._engine
         if engine is not None:
             try:
-                engine.start(self.id)
+                engine.start(self.id, meanwhile)
                 return
             except EngineError:
                 pass  # the SDK makes the call, and its answer is the run's

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -313,8 +313,24 @@ class Engine:
             raise EngineError(f"container create answered {status}")
         return ident
 
-    def start(self, ident: str) -> None:
-        status, _ = self._call("POST", self._url(f"/containers/{quote(ident, safe='/:')}/start"))
+    def start(self, ident: str, meanwhile: Callable[[], None] | None = None) -> None:
+        """Start the container; `meanwhile` is called once the request is sent, before its
+        answer is read: the engine takes a few hundred ms to start a container, during which
+        this process has nothing else to do (its connection is closed whatever it raises)."""
+        path = self._url(f"/containers/{quote(ident, safe='/:')}/start")
+        what = f"POST {path[:40]}"
+        mark(f"engine {what} sent")
+        sock = self._request("POST", path, None, "Connection: close\r\n", TIMEOUT)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+                mark("engine start: meanwhile done")
+        except BaseException:
+            sock.close()
+            raise
+        reply = self._reply(sock)
+        mark(f"engine {what} answered {reply.status}")
+        status, _ = self._answer(reply)
         if status not in (204, 304):
             raise EngineError(f"container start answered {status}")
 

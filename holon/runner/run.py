@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from holon import gcpause
 from holon.contract.layout import (
     CONTEXT_DIR,
     MANIFEST_FILE,
@@ -69,6 +70,10 @@ def _load_quietly() -> None:
     # A failure here is raised again, where it belongs, by the main thread's own import.
     with contextlib.suppress(Exception):
         _load_settling()
+    # `holon run` keeps the collector paused through its start-up (imports, models, snapshot:
+    # long-lived objects, next to no garbage) until this is loaded too (holon/gcpause.py); a
+    # no-op for any other caller.
+    gcpause.resume()
 
 
 class _Removal:
@@ -142,16 +147,24 @@ class _Diff:
 
 
 class _Loading:
-    """`_load_settling` in a thread, started once the agent runs (`Job.on_start`: not before,
-    so the main thread starts the agent, and takes hold of it, without competing for the
-    interpreter), and joined before the main thread imports any of it (two threads importing
-    one cycle of modules could each be handed the other's half-made one)."""
+    """`_load_settling`, done once: in the calling thread while the engine starts the agent
+    (`Job.while_starting`: the process is idle then), else in a thread started once the agent
+    runs (`Job.on_start`: not before, so the main thread starts the agent, and takes hold of it,
+    without competing for the interpreter), joined before the main thread imports any of it
+    (two threads importing one cycle of modules could each be handed the other's half-made
+    one)."""
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
+        self._done = False
+
+    def here(self) -> None:
+        if self._thread is None and not self._done:
+            self._done = True
+            _load_quietly()
 
     def start(self) -> None:
-        if self._thread is None:
+        if self._thread is None and not self._done:
             self._thread = threading.Thread(target=_load_quietly, name="holon-load", daemon=True)
             self._thread.start()
 
@@ -335,6 +348,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                     log=agent_log,
                     probe=request.probe,
                     on_start=loading.start,
+                    while_starting=loading.here,
                 )
 
             prepare = getattr(backend, "prepare", None)
