@@ -38,9 +38,9 @@ def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         created.set()
         return ident
 
-    def start(self: engine.Engine, ident: str) -> None:
+    def start(self: engine.Engine, ident: str, meanwhile: Any = None) -> None:
         seen.append("start")
-        real_start(self, ident)
+        real_start(self, ident, meanwhile)
 
     def write_tree(*args: Any, **kw: Any) -> str:
         created.wait(30)

@@ -145,9 +145,9 @@ from holon.runner import engine
 from tests.conftest import spec_for
 seen = []
 real = engine.Engine.start
-def start(self, ident):
+def start(self, ident, meanwhile=None):
     seen.append(sorted(m for m in sys.modules if m.split(".")[0] in ("docker", "requests")))
-    return real(self, ident)
+    return real(self, ident, meanwhile)
 engine.Engine.start = start
 result = run(RunRequest(
     spec=spec_for("success"), workspace=Path({str(make_repo())!r}),
@@ -170,6 +170,58 @@ print(json.dumps({{"seen": seen, "status": result.status, "run": result.run_id,
     log = (tmp_path / "out" / "run.log").read_text()
     assert "to-stdout" in log
     assert "to-stderr" in log
+
+
+@pytest.mark.docker
+def test_holon_run_loads_the_settling_while_the_engine_starts_the_container(
+    agent_image: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """`holon run` (the CLI entry, in a fresh process) loads what judging the run needs in the
+    main thread between sending the start and reading its answer, with the collector paused
+    until then (holon/gcpause.py) and running again afterwards."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "version: v1\nkind: Holon\ncontext:\n  env:\n    MODE: success\ngoal:\n  description: d\n"
+    )
+    argv = [
+        *("run", "--runtime", "docker", "--image", agent_image, "--network", "none"),
+        *("--agent", "/agents/agent.sh", "--spec", str(spec)),
+        *("--workspace", str(make_repo()), "--output", str(tmp_path / "out")),
+    ]
+    script = f"""
+import atexit, gc, importlib, sys
+import holon.cli.main as main
+from holon.runner.timeline import mark
+run_module = importlib.import_module("holon.runner.run")
+real = run_module._load_settling
+def load():
+    mark(f"loading, collector {{gc.isenabled()}}")
+    real()
+run_module._load_settling = load
+atexit.register(lambda: mark(f"exiting, collector {{gc.isenabled()}}"))
+sys.argv = ["holon", *{argv!r}]
+main.entry()
+"""
+    env = {"HOLON_TRACE_TIMELINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = [
+        line.split(None, 3)[2:]
+        for line in proc.stderr.splitlines()
+        if line.startswith("holon-timeline ")
+    ]
+    names = [event for _, event in events]
+    # The start is the request sent right after the wait for the exit (engine.py).
+    sent = names.index("engine wait (next exit) sent") + 1
+    assert names[sent].startswith("engine POST /v"), names
+    assert names[sent].endswith(" sent"), names
+    answered = names.index(names[sent].removesuffix("sent") + "answered 204")
+    loading = names.index("loading, collector False")
+    assert sent < loading < answered
+    assert events[loading][0] == "MainThread"
+    assert names[-1] == "exiting, collector True"
 
 
 @pytest.mark.docker
@@ -306,7 +358,7 @@ def test_a_wait_asked_before_a_failed_start_is_given_up(
         closed.append(self)
         real_close(self)
 
-    def refuse(self: engine.Engine, ident: str) -> None:
+    def refuse(self: engine.Engine, ident: str, meanwhile: Any = None) -> None:
         raise engine.EngineError("container start answered 500")
 
     monkeypatch.setattr(engine.Engine, "expect_exit", expect)
