@@ -545,49 +545,63 @@ def _settle(
     if request.keep_workspace:
         found.notes.append(f"workspace kept at {snapshot.root}")
 
+    def record(notes: list[str]) -> RunResult:
+        result = RunResult(
+            run_id=run_id,
+            runtime=backend.name,
+            image=request.image if backend.name == "docker" else None,
+            agent=request.agent,
+            probe=request.probe,
+            status=status,
+            outcome=outcome,
+            exit_code=exit_code,
+            reason=reason,
+            agent_exit_code=execution.exit_code,
+            output_path=str(output),
+            manifest_path=str(manifest_path) if manifest is not None else None,
+            manifest=manifest,
+            snapshot=SnapshotInfo(
+                source=str(snapshot.source),
+                kind=snapshot.kind,
+                head=snapshot.head,
+                branch=snapshot.branch,
+                start_tree=snapshot.start_tree,
+                files=snapshot.files,
+                include_ignored=snapshot.include_ignored,
+            ),
+            patch=patch,
+            missing_artifacts=found.missing,
+            violations=found.violations,
+            log=log_info,
+            notes=notes,
+            started_at=execution.started_at,
+            ended_at=execution.ended_at,
+            duration_seconds=round((execution.ended_at - execution.started_at).total_seconds(), 3),
+            model_usage=execution.model_usage,
+        )
+        closure = derive_closure(evidence_of_run(result))
+        result = result.model_copy(update={"closure": ClosureRecord.of(closure)})
+        return redact_record(result, secrets)
+
+    # Built while the container's removal (docker) is still under way; built again with its
+    # notes in the rare case it has any.
+    result = record(list(found.notes))
+    text = _record_text(result)
     if execution.cleanup is not None:
-        found.notes.extend(execution.cleanup())
+        removed = execution.cleanup()
+        if removed:
+            found.notes.extend(removed)
+            result = record(found.notes)
+            text = _record_text(result)
     mark("container removal joined")
-    result = RunResult(
-        run_id=run_id,
-        runtime=backend.name,
-        image=request.image if backend.name == "docker" else None,
-        agent=request.agent,
-        probe=request.probe,
-        status=status,
-        outcome=outcome,
-        exit_code=exit_code,
-        reason=reason,
-        agent_exit_code=execution.exit_code,
-        output_path=str(output),
-        manifest_path=str(manifest_path) if manifest is not None else None,
-        manifest=manifest,
-        snapshot=SnapshotInfo(
-            source=str(snapshot.source),
-            kind=snapshot.kind,
-            head=snapshot.head,
-            branch=snapshot.branch,
-            start_tree=snapshot.start_tree,
-            files=snapshot.files,
-            include_ignored=snapshot.include_ignored,
-        ),
-        patch=patch,
-        missing_artifacts=found.missing,
-        violations=found.violations,
-        log=log_info,
-        notes=found.notes,
-        started_at=execution.started_at,
-        ended_at=execution.ended_at,
-        duration_seconds=round((execution.ended_at - execution.started_at).total_seconds(), 3),
-        model_usage=execution.model_usage,
-    )
-    closure = derive_closure(evidence_of_run(result))
-    result = result.model_copy(update={"closure": ClosureRecord.of(closure)})
-    result = redact_record(result, secrets)
     # The way was cleared above and the agent is gone: the rename replaces what is left unfollowed.
-    out.place(RUN_RECORD_FILE, [(result.model_dump_json(indent=2) + "\n").encode()])
+    out.place(RUN_RECORD_FILE, [text])
     mark("record written")
     return result
+
+
+def _record_text(result: RunResult) -> bytes:
+    return (result.model_dump_json(indent=2) + "\n").encode()
 
 
 def _all_secrets(request: RunRequest) -> Redactor:
