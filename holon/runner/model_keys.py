@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from holon.contract.layout import ENV_MODEL_PROVIDER, ENV_MODEL_PROXY, ENV_MODEL_PROXY_OPENAI_ITSELF
 from holon.errors import Unavailable
-from holon.key_custody import hold_secrets
 from holon.runner.backend import BackendOptions
 from holon.runner.model_routes import BASE_URLS, MODEL_KEYS, agent_env, routes_for
 
@@ -74,4 +73,8 @@ def proxy_model_keys(
 def hold_model_keys(environ: MutableMapping[str, str] = os.environ) -> None:
     """For the process that read the model keys it forwards from its environment: every model
     key is its own from now on (`key_custody.hold_secrets`)."""
+    if not any(name in environ for name in MODEL_KEYS):
+        return  # nothing held: ctypes, which holding needs, stays unloaded before the agent runs
+    from holon.key_custody import hold_secrets
+
     hold_secrets(MODEL_KEYS, environ)
