@@ -181,7 +181,8 @@ def _masked(text: str) -> str:
 def _url(found: re.Match[str], rules: OutputRules) -> str:
     if found["scheme"] is not None:
         host = host_of(found["host"])
-        slashes = sum(found["slashes"].count(c) for c in "/\\")
+        between = found["slashes"]
+        slashes = between.count("/") + between.count("\\")
         if found["scheme"].lower() not in _SCHEMES and (slashes < 2 or "." not in host):
             return found[0]  # `note:x`, `urn://x`, `c://`: no web link
         if slashes == 0 and "." not in host and not host.startswith("["):
