@@ -9,6 +9,7 @@ escaped so it cannot start Markdown structure, raw HTML, an HTML comment (a forg
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Invisible characters that can hide content or reorder it on screen (bidi overrides, zero-width
 # characters, the BOM): removed from untrusted text before anything else.
@@ -34,8 +35,24 @@ def clean(text: str) -> str:
     return _CONTROL.sub("", HIDDEN.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
+# Templates escape the same short values again and again (an outcome, a label, a skill's name):
+# those are kept, the rest (long, unlikely to recur) is escaped each time and never held.
+_CACHED_INLINE = 256
+
+
 def inline(text: str) -> str:
     """Untrusted text as one line of literal Markdown text."""
+    if len(text) <= _CACHED_INLINE:
+        return _inline_short(text)
+    return _inline(text)
+
+
+@lru_cache(maxsize=1024)
+def _inline_short(text: str) -> str:
+    return _inline(text)
+
+
+def _inline(text: str) -> str:
     one_line = " ".join(clean(text).split())
     escaped = one_line.replace("&", "&amp;")
     escaped = _INLINE_SPECIAL.sub(r"\\\1", escaped)

@@ -46,6 +46,8 @@ def environment(package: str, fmt: Format) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Package data does not change under a running process: no stat per render to check.
+        auto_reload=False,
     )
     env.filters["block"] = markdown.block
     env.filters["code"] = markdown.code
@@ -55,5 +57,11 @@ def environment(package: str, fmt: Format) -> jinja2.Environment:
     return env
 
 
+@cache
+def template(package: str, name: str, fmt: Format) -> jinja2.Template:
+    """The compiled template, looked up once (jinja2's own cache is a bounded LRU)."""
+    return environment(package, fmt).get_template(name)
+
+
 def render(package: str, name: str, fmt: Format, **context: Any) -> str:
-    return environment(package, fmt).get_template(name).render(**context)
+    return template(package, name, fmt).render(**context)

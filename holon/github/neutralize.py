@@ -31,8 +31,9 @@ import re
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 
-from holon.secrets import mask_secret_looking
+from holon.secrets import SECRET_PREFIXES, mask_secret_looking
 
 ZWSP = "\u200b"
 DEFAULT_DOMAINS = ("github.com",)
@@ -112,6 +113,7 @@ _URL = re.compile(
 _SCHEMES = frozenset({"http", "https", "ftp", "ftps", "ws", "wss"})
 
 
+@cache
 def _command_line(command: str) -> re.Pattern[str]:
     # The parser reads a command after at most 3 spaces; quote markers and list markers are
     # covered too so a quoted or listed line is safe in any renderer.
@@ -143,20 +145,44 @@ def _external(url: str, rules: OutputRules) -> bool:
 
 
 def neutralized(text: str, rules: OutputRules = DEFAULT_RULES) -> str:
-    """`text` with every command line, mention and outside link made harmless (see above)."""
+    """`text` with every command line, mention and outside link made harmless (see above).
+    A pass is skipped when `text` lacks a character its pattern cannot match without (each
+    `in` is a fast scan; a regex tries every position): the result is the same."""
     # The parser breaks lines at \r as well: one line ending, so `^` sees every line.
-    text = _REFERENCE.sub("&amp;", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = _command_line(rules.command).sub(lambda m: m["lead"] + "/" + ZWSP, text)
-    text = _MENTION.sub("@" + ZWSP, text)
-    text = _IMAGE.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
-    text = _LINK.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
-    return mask_secret_looking(_URL.sub(lambda m: _url(m, rules), text))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "&" in text:
+        text = _REFERENCE.sub("&amp;", text)
+    if "/" in text:
+        text = _command_line(rules.command).sub(lambda m: m["lead"] + "/" + ZWSP, text)
+    if "@" in text:
+        text = _MENTION.sub("@" + ZWSP, text)
+    if "](" in text:  # an image or a link: `[text](` with nothing between `]` and `(`
+        text = _IMAGE.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
+        text = _LINK.sub(lambda m: m["text"] if _external(m["url"], rules) else m[0], text)
+    return _masked(_URL.sub(lambda m: _url(m, rules), text))
+
+
+# What each of `mask_secret_looking`'s patterns needs in a text to match at all: a token's
+# prefix (case as written), a URL's `://` and `@`, or `token`/`bearer` in any case (`str.lower`
+# maps the Kelvin sign, the one other character IGNORECASE reads as one of their letters, to k).
+_SECRET_WORDS = ("token", "bearer")
+
+
+def _masked(text: str) -> str:
+    """`mask_secret_looking(text)`, skipped when none of its patterns can match."""
+    if any(prefix in text for prefix in SECRET_PREFIXES) or ("://" in text and "@" in text):
+        return mask_secret_looking(text)
+    lowered = text.lower()
+    if any(word in lowered for word in _SECRET_WORDS):
+        return mask_secret_looking(text)
+    return text
 
 
 def _url(found: re.Match[str], rules: OutputRules) -> str:
     if found["scheme"] is not None:
         host = host_of(found["host"])
-        slashes = sum(found["slashes"].count(c) for c in "/\\")
+        between = found["slashes"]
+        slashes = between.count("/") + between.count("\\")
         if found["scheme"].lower() not in _SCHEMES and (slashes < 2 or "." not in host):
             return found[0]  # `note:x`, `urn://x`, `c://`: no web link
         if slashes == 0 and "." not in host and not host.startswith("["):
