@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,16 @@ def git(cwd: Path, *args: str) -> bytes:
         detail = proc.stderr.decode("utf-8", "replace").strip()
         raise BenchError(f"git {' '.join(args)} failed: {detail}")
     return proc.stdout
+
+
+@contextmanager
+def scratch(prefix: str, work_dir: Path | None) -> Iterator[str]:
+    """A temporary directory for one benchmark, inside `work_dir` (made first, as
+    `python -m bench` does: `--work-dir` may name a directory that does not exist yet)."""
+    if work_dir is not None:
+        work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=work_dir) as tmp:
+        yield tmp
 
 
 def remove_tree(path: Path) -> None:

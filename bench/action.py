@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
 import venv
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from bench._common import (
     git,
     record,
     report,
+    scratch,
     timed,
 )
 
@@ -702,7 +702,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="holon-bench-action-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-action-", args.work_dir) as tmp:
         work = Path(tmp)
         try:
             base, meas, docker_code = decision_phase(work, args.rounds)

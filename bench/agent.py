@@ -36,7 +36,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,7 @@ from bench._common import (
     judged,
     record,
     report,
+    scratch,
     timed,
 )
 
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     turns, commands = (SMOKE_TURNS, SMOKE_COMMANDS) if args.smoke else (TURNS, COMMANDS)
     sizes = SMOKE_MEMORY_SIZES if args.smoke else MEMORY_SIZES
-    with tempfile.TemporaryDirectory(prefix="holon-bench-agent-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-agent-", args.work_dir) as tmp:
         work = Path(tmp)
         try:
             template = work / "template"

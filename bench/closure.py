@@ -16,11 +16,20 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench._common import MIN_ROUNDS, Row, alternate, collect, judged, record, seconds_text, timed
+from bench._common import (
+    MIN_ROUNDS,
+    Row,
+    alternate,
+    collect,
+    judged,
+    record,
+    scratch,
+    seconds_text,
+    timed,
+)
 from holon.closure.derive import derive_closure
 from holon.closure.evidence import Evidence
 
@@ -193,7 +202,7 @@ def cli_rows(args: argparse.Namespace, sizes: tuple[int, ...]) -> bool:
     print(f"holon closure derive FILE vs json.load of the file ({rounds} rounds, fresh processes)")
     peaks: list[tuple[int, int, int]] = []
     times: list[tuple[int, float, float]] = []
-    with tempfile.TemporaryDirectory(prefix="holon-bench-closure-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-closure-", args.work_dir) as tmp:
         for n in cli_sizes:
             cli_s, bare_s, cli_peak, bare_peak = measure_cli(n, rounds, Path(tmp))
             peaks.append((n, cli_peak, bare_peak))

@@ -21,7 +21,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from bench._common import (
     git,
     record,
     report,
+    scratch,
     seconds_text,
     timed,
 )
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"cannot run the docker benchmark: {problem}", file=sys.stderr)
         return UNREACHABLE
-    with tempfile.TemporaryDirectory(prefix="holon-bench-docker-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-docker-", args.work_dir) as tmp:
         try:
             image = ensure_image(args.image)
             sides = Sides(Path(tmp), image, editable=args.editable)

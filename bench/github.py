@@ -40,7 +40,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -49,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench._common import MIN_ROUNDS, BenchError, Row, alternate, collect, record
+from bench._common import MIN_ROUNDS, BenchError, Row, alternate, collect, record, scratch
 from bench.github_effects import (
     PATCH_VALUES,
     after_502,
@@ -388,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 1 if args.smoke else max(args.rounds, MIN_ROUNDS)
     verdicts = Verdicts()
     try:
-        with tempfile.TemporaryDirectory(prefix="holon-bench-github-", dir=args.work_dir) as tmp:
+        with scratch("holon-bench-github-", args.work_dir) as tmp:
             work = Path(tmp)
             cpu = cpu_phase(work, rounds)
             replayed, replay_events, replay_total = replay_calls(work)

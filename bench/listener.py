@@ -25,7 +25,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchError, Row, collect, judged, record
+from bench._common import BenchError, Row, collect, judged, record, scratch
 from holon.gateway.webhook import signature_for
 from holon.serve.inbox import pending_count
 from holon.state.journal import Journal
@@ -255,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     senders = 10 if args.smoke else args.senders
     deliveries = make_deliveries(count)
     print(f"bench.listener: {count} signed deliveries, {senders} concurrent senders, loopback")
-    with tempfile.TemporaryDirectory(prefix="bench-listener-", dir=args.work_dir) as work:
+    with scratch("bench-listener-", args.work_dir) as work:
         try:
             bare = run_bare(deliveries, senders)
             holon, journaled, kept, peak = run_holon(deliveries, senders, Path(work))

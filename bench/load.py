@@ -40,7 +40,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -50,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchError
+from bench._common import BenchError, scratch
 from holon.gateway.webhook import signature_for
 from holon.serve.inbox import pending_count
 from holon.state.journal import Journal
@@ -624,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
         f"deadline {args.deadline:.0f} s; state warmed with {warm:,} events"
         + ("; every comment on one issue" if args.storm else "")
     )
-    with tempfile.TemporaryDirectory(prefix="bench-load-", dir=args.work_dir) as work:
+    with scratch("bench-load-", args.work_dir) as work:
         state = Path(work) / "state"
         try:
             warmed = warm_up(state, warm, Path(work), deadline) if warm else 0.0

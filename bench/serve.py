@@ -15,14 +15,13 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench._common import Row, collect, judged, record, remove_tree
+from bench._common import Row, collect, judged, record, remove_tree, scratch
 from holon.controller.facts import StaticFacts
 from holon.fsutil import atomic_write_text
 from holon.serve.serve import Serve, ServeOptions
@@ -139,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (200, 1000) if args.smoke else (10_000, 100_000)
     rounds = 1 if args.smoke else max(args.rounds, 3)
     rows: list[tuple[int, float, float]] = []
-    with tempfile.TemporaryDirectory(prefix="holon-bench-serve-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-serve-", args.work_dir) as tmp:
         work = Path(tmp)
         for n in sizes:
             replay = work / f"replay-{n}.ndjson"

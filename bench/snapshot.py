@@ -20,7 +20,6 @@ import random
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from bench._common import (
     git,
     remove_tree,
     report,
+    scratch,
     timed,
 )
 
@@ -248,7 +248,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="holon-bench-snapshot-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-snapshot-", args.work_dir) as tmp:
         work = Path(tmp)
         repo = work / "repo"
         try:

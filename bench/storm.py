@@ -15,12 +15,11 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import Row, collect, judged, record, remove_tree
+from bench._common import Row, collect, judged, record, remove_tree, scratch
 from bench.serve import EXAMPLES, run_serve
 
 SLACK = 1.25
@@ -52,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     small, large = (200, 2000) if args.smoke else (2_000, 20_000)
     rounds = 1 if args.smoke else max(args.rounds, 3)
     per_event: dict[int, list[float]] = {small: [], large: []}
-    with tempfile.TemporaryDirectory(prefix="holon-bench-storm-", dir=args.work_dir) as tmp:
+    with scratch("holon-bench-storm-", args.work_dir) as tmp:
         work = Path(tmp)
         for n in (small, large):
             make_storm(work / f"storm-{n}.ndjson", n)

@@ -37,8 +37,12 @@ def test_gateway_benchmark_runs() -> None:
     assert gateway.main(["--smoke"]) == 0
 
 
-def test_serve_benchmark_runs() -> None:
-    assert serve.main(["--smoke"]) == 0
+def test_serve_benchmark_runs(tmp_path: Path) -> None:
+    # `--work-dir` may name a directory not made yet, as `python -m bench --work-dir` allows.
+    work = tmp_path / "not" / "yet"
+    assert serve.main(["--smoke", "--work-dir", str(work)]) == 0
+    assert work.is_dir()
+    assert list(work.iterdir()) == []  # its own scratch directory removed
 
 
 def test_listener_benchmark_runs(tmp_path: Path) -> None:
