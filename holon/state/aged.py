@@ -54,29 +54,37 @@ class Records(dict[str, "Record"]):
         self._heaps: list[list[Entry]] = [[] for _ in range(GROUPS)]
         self._counts = [0] * GROUPS
         self._sequence = itertools.count()
+        # The ids changed since `changed` was last asked, for the one reader that asked
+        # (`StateJSON`: each record's JSON is made again only when it changed).
+        self._changed: set[str] = set()
+        self._reader: object = None
         self.update(items)
 
     # -- the mutators a dict has, each keeping the index
     def __setitem__(self, rid: str, record: Record) -> None:
         old = super().get(rid)
         super().__setitem__(rid, record)
+        self._changed.add(rid)
         if old is not None:
             self._forget(old)
         self._track(rid, record)
 
     def __delitem__(self, rid: str) -> None:
         old = super().pop(rid)
+        self._changed.add(rid)
         self._forget(old)
 
     def pop(self, rid: str, *default: Any) -> Any:
         if rid not in self:
             return super().pop(rid, *default)
         old = super().pop(rid)
+        self._changed.add(rid)
         self._forget(old)
         return old
 
     def popitem(self) -> tuple[str, Record]:
         rid, old = super().popitem()
+        self._changed.add(rid)
         self._forget(old)
         return rid, old
 
@@ -94,6 +102,7 @@ class Records(dict[str, "Record"]):
         return self
 
     def clear(self) -> None:
+        self._changed.update(self)
         super().clear()
         self._heaps = [[] for _ in range(GROUPS)]
         self._counts = [0] * GROUPS
@@ -113,6 +122,14 @@ class Records(dict[str, "Record"]):
         return (Records, (dict(self),))
 
     # -- the index
+    def changed(self, reader: object) -> set[str] | None:
+        """The ids set or removed since `reader` last asked; None if another reader asked
+        since (or none before): every id may have changed for this one."""
+        found = self._changed if self._reader is reader else None
+        self._changed = set()
+        self._reader = reader
+        return found
+
     def count(self, group: int) -> int:
         return self._counts[group]
 

@@ -249,22 +249,34 @@ class StateJSON:
         # dict the garbage collector need not walk).
         self._records: dict[str, Record] = {}
         self._pieces: dict[str, bytes] = {}
+        # The age-indexed records the last dump was of (their changes since are asked).
+        self._last: Records | None = None
 
     def dump(self, state: ServeState) -> bytes:
         records = state.records
         made, pieces = self._records, self._pieces
         if not records or type(state) is not ServeState:
+            self._last = None
             made.clear()
             pieces.clear()
             return state.model_dump_json(exclude_defaults=True).encode()
         serialize = _RECORD_JSON.to_json
-        for rid, record in records.items():
-            if made.get(rid) is not record:
+        # An age-indexed state says which ids changed since this dump's previous one of it
+        # (asked each time: what it says then starts from this dump).
+        changed = records.changed(self) if type(records) is Records else None
+        if self._last is not records:
+            changed = None
+        self._last = records if type(records) is Records else None
+        if changed is None:
+            changed = records.keys() | made.keys()
+        for rid in changed:
+            record = records.get(rid)
+            if record is None:  # records gone from the state are not held
+                if rid in made:
+                    del made[rid], pieces[rid]
+            elif made.get(rid) is not record:
                 made[rid] = record
                 pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
-        if len(made) > len(records):  # records gone from the state are not held
-            for rid in made.keys() - records.keys():  # the difference taken in C
-                del made[rid], pieces[rid]
         joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
         return b'{"records":{' + joined + b"}}"
 

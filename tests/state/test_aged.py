@@ -1,4 +1,5 @@
-"""`prune` on the age-indexed records (state/aged.py) drops exactly what the full walk drops."""
+"""The age-indexed records (state/aged.py): `prune` on them drops exactly what the full walk
+drops, and `StateJSON` made from their changes is the state's whole JSON, byte for byte."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from holon.state.aged import Records
-from holon.state.model import Record, RecordKind, ServeState, prune
+from holon.state.model import Record, RecordKind, ServeState, StateJSON, prune
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KINDS: tuple[RecordKind, ...] = ("dedupe", "intent", "closure", "memory", "spend", "wait", "meta")
@@ -74,3 +75,21 @@ def test_the_index_follows_every_way_of_changing_the_records() -> None:
     records.clear()
     assert records.count(0) == 0
     assert prune(state, now=T0 + timedelta(days=2), max_dedupe=0) == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_state_json_from_the_changes_is_the_whole_json(seed: int) -> None:
+    rng = random.Random(seed)
+    states = [ServeState(), ServeState()]
+    writer = StateJSON()
+    for _ in range(40):
+        # Mostly one state, sometimes the other: changes are only trusted for the one last dumped.
+        state = states[0] if rng.random() < 0.8 else states[1]
+        for _ in range(rng.randrange(0, 30)):
+            _mutate(rng, state)
+        if rng.random() < 0.3:
+            prune(state, now=T0 + timedelta(days=rng.randrange(20, 75)), max_dedupe=5)
+        expected = state.model_dump_json(exclude_defaults=True).encode()
+        assert writer.dump(state) == expected
+        # Nor does it hold the JSON of records gone from the state (a bounded state's cache).
+        assert writer._pieces.keys() == state.records.keys()
