@@ -43,7 +43,7 @@ def _mutate(rng: random.Random, state: ServeState) -> None:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_indexed_prune_drops_what_the_full_walk_drops(seed: int) -> None:
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 (reproducible cases, not secrets)
     indexed = ServeState()
     assert type(indexed.records) is Records
     for _ in range(25):
@@ -79,7 +79,7 @@ def test_the_index_follows_every_way_of_changing_the_records() -> None:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_state_json_from_the_changes_is_the_whole_json(seed: int) -> None:
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 (reproducible cases, not secrets)
     states = [ServeState(), ServeState()]
     writer = StateJSON()
     for _ in range(40):
