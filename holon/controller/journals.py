@@ -8,14 +8,19 @@ copies of a journal never duplicates a line.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_jsonable_python
+
+from holon import jsonio
 from holon.controller.decide import Decision, target_of
 from holon.controller.guardrails import Refusal
-from holon.gateway.envelope import EventEnvelope
+from holon.gateway.commands import Command
+from holon.gateway.envelope import Actor, EventEnvelope, Scope, Subject
 from holon.intent import ActionIntent
 from holon.state.journal import Journal
 
@@ -53,12 +58,148 @@ def event_entry(env: EventEnvelope, at: datetime) -> dict[str, Any]:
 
 def journal_event(journals: Journals, env: EventEnvelope, at: datetime) -> None:
     """The event's line, before anything is decided about it."""
-    entry = event_entry(env, at)
     known = journals.payload_text
-    if known is not None and known[0] is env:
-        journals.events.append_verbatim(entry, ("envelope", "payload"), known[1])
+    text = known[1] if known is not None and known[0] is env else None
+    line = event_line(env, at, text)
+    if line is not None:
+        journals.events.append_line(line)
+    elif text is not None:
+        journals.events.append_verbatim(event_entry(env, at), ("envelope", "payload"), text)
     else:
-        journals.events.append(entry)
+        journals.events.append(event_entry(env, at))
+
+
+def event_line(env: EventEnvelope, at: datetime, payload_text: str | None) -> bytes | None:
+    """`event_entry`'s journal line (as `Journal.append` encodes it, or `append_verbatim` with
+    the payload as `payload_text`), made from the envelope's validated values rather than a
+    dump of the model and a sorted encoding of it: most of an event's cost in the journal.
+
+    None where it cannot be made so (the models have fields this does not know, a value is not
+    of its plain type): the caller then encodes `event_entry`."""
+    if not _KNOWN_FIELDS or not env.id:
+        return None
+    if payload_text is not None and "\n" in payload_text:
+        return None  # refused by append_verbatim, in its own words
+    try:
+        envelope = _envelope_text(env)
+        scope_on = f',"scope":{_scope(env.scope)},{_tail(env)}'
+        # Not JSON (a NaN, a set): refused by the journal's own encoding, in its own words.
+        payload = payload_text if payload_text is not None else _payload_text(env)
+    except (_NotPlain, ValueError, TypeError):
+        return None
+    head = jsonio.scrub(
+        f'{{"at":{_str(at.isoformat())},"dedupe_key":{_str(env.dedupe_key)},"envelope":{envelope}'
+    )
+    tail = jsonio.scrub(scope_on)
+    return f'{head},"payload":{payload}{tail}'.encode()
+
+
+class _NotPlain(Exception):
+    """A value the plain encoding below does not make as `json.dumps` would."""
+
+
+def _str(value: str | None) -> str:
+    if value is None:
+        return "null"
+    if type(value) is not str:
+        raise _NotPlain
+    return _encode_str(value)
+
+
+def _int(value: int) -> str:
+    if type(value) is not int:
+        raise _NotPlain
+    return int.__repr__(value)
+
+
+def _envelope_text(env: EventEnvelope) -> str:
+    # Keys sorted, as the journal's encoding sorts them; the payload and what follows it in
+    # `_tail` (scope onwards) are joined by the caller.
+    actor, command = env.actor, env.command
+    return (
+        f'{{"actor":{_actor(actor) if actor is not None else "null"},'
+        f'"at":{_str(_json_time(env.at))},'
+        f'"command":{_command(command) if command is not None else "null"},'
+        f'"dedupe_key":{_str(env.dedupe_key)},"delivery":{_str(env.delivery)},'
+        f'"id":{_str(env.id)}'
+    )
+
+
+def _tail(env: EventEnvelope) -> str:
+    subject = env.subject
+    return (
+        f'"source":{_str(env.source)},'
+        f'"subject":{_subject(subject) if subject is not None else "null"},'
+        f'"type":{_str(env.type)},"via":{_str(env.via)}}},'
+        f'"id":{_str(env.id)},"type":{_str(env.type)}}}\n'
+    )
+
+
+def _scope(scope: Scope) -> str:
+    return (
+        f'{{"repo":{_str(scope.repo)},"session":{_str(scope.session)},'
+        f'"tenant":{_str(scope.tenant)}}}'
+    )
+
+
+def _subject(subject: Subject) -> str:
+    numbers = ",".join(_int(n) for n in subject.pull_requests)
+    return (
+        f'{{"head_sha":{_str(subject.head_sha)},"id":{_str(subject.id)},'
+        f'"kind":{_str(subject.kind)},"pull_requests":[{numbers}]}}'
+    )
+
+
+def _actor(actor: Actor) -> str:
+    if type(actor.is_bot) is not bool:
+        raise _NotPlain
+    return (
+        f'{{"association":{_str(actor.association)},"authority":{_str(actor.authority)},'
+        f'"is_bot":{"true" if actor.is_bot else "false"},"login":{_str(actor.login)},'
+        f'"type":{_str(actor.type)}}}'
+    )
+
+
+def _command(command: Command) -> str:
+    ignored = ",".join(_str(line) for line in command.ignored)
+    return (
+        f'{{"args":{_str(command.args)},"ignored":[{ignored}],"line":{_int(command.line)},'
+        f'"name":{_str(command.name)},"via":{_str(command.via)},"word":{_str(command.word)}}}'
+    )
+
+
+def _payload_text(env: EventEnvelope) -> str:
+    text = json.dumps(
+        env.payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return jsonio.scrub(text)
+
+
+# The fields the plain encoding above writes, per model: if a model gains or loses one, the
+# line is made by dumping the model instead (never a line missing a field).
+_KNOWN_FIELDS = (
+    EventEnvelope.model_fields.keys()
+    == {
+        "id",
+        "source",
+        "type",
+        "via",
+        "scope",
+        "at",
+        "subject",
+        "dedupe_key",
+        "delivery",
+        "actor",
+        "command",
+        "payload",
+    }
+    and Scope.model_fields.keys() == {"tenant", "repo", "session"}
+    and Subject.model_fields.keys() == {"kind", "id", "head_sha", "pull_requests"}
+    and Actor.model_fields.keys() == {"login", "type", "association", "is_bot", "authority"}
+    and Command.model_fields.keys() == {"name", "word", "args", "line", "via", "ignored"}
+)
+_encode_str = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
+_json_time = to_jsonable_python  # a datetime as the model's JSON dump writes it
 
 
 def refusal_line(refusal: Refusal) -> dict[str, str]:

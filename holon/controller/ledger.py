@@ -235,6 +235,8 @@ class StateLedger:
 
     def evidence(self, subject: str) -> Evidence | None:
         """The closure evidence of the subject's current unit of work (docs/closure.md)."""
+        if not self.intents.get(subject) and not self.waits.get(subject):
+            return None  # no intent or wait indexed: nothing to read, no evidence (most events)
         items: list[EvidenceItem] = []
         unit = current_unit(self.intent_records(subject))
         held = [r for r in unit if is_held(r)]

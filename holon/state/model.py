@@ -21,6 +21,9 @@ from typing import Any, Literal, get_args
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import to_json
 
+from holon.state import aged
+from holon.state.aged import Records
+
 RecordKind = Literal[
     "dedupe", "intent", "wait", "closure", "cooldown", "pause", "meta", "memory", "spend"
 ]
@@ -194,6 +197,8 @@ class ServeState(BaseModel):
                 raise ValueError(
                     f"record {rid!r} is filed under the wrong id (expected {expected!r})"
                 )
+        # Indexed by age as it changes, so `prune` need not walk every record (aged.py).
+        self.__dict__["records"] = Records(self.records)
         return self
 
     def get(self, kind: RecordKind, key: str) -> Record | None:
@@ -244,22 +249,34 @@ class StateJSON:
         # dict the garbage collector need not walk).
         self._records: dict[str, Record] = {}
         self._pieces: dict[str, bytes] = {}
+        # The age-indexed records the last dump was of (their changes since are asked).
+        self._last: Records | None = None
 
     def dump(self, state: ServeState) -> bytes:
         records = state.records
         made, pieces = self._records, self._pieces
         if not records or type(state) is not ServeState:
+            self._last = None
             made.clear()
             pieces.clear()
             return state.model_dump_json(exclude_defaults=True).encode()
         serialize = _RECORD_JSON.to_json
-        for rid, record in records.items():
-            if made.get(rid) is not record:
+        # An age-indexed state says which ids changed since this dump's previous one of it
+        # (asked each time: what it says then starts from this dump).
+        changed = records.changed(self) if type(records) is Records else None
+        if self._last is not records:
+            changed = None
+        self._last = records if type(records) is Records else None
+        if changed is None:
+            changed = records.keys() | made.keys()
+        for rid in changed:
+            record = records.get(rid)
+            if record is None:  # records gone from the state are not held
+                if rid in made:
+                    del made[rid], pieces[rid]
+            elif made.get(rid) is not record:
                 made[rid] = record
                 pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
-        if len(made) > len(records):  # records gone from the state are not held
-            for rid in made.keys() - records.keys():  # the difference taken in C
-                del made[rid], pieces[rid]
         joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
         return b'{"records":{' + joined + b"}}"
 
@@ -324,6 +341,10 @@ def prune(
     if max_dedupe < 0:
         raise ValueError("max_dedupe must not be negative")
     cutoff = now - retention
+    if type(state.records) is Records:
+        return _prune_indexed(
+            state.records, cutoff, max_dedupe, max_settled, max_closures, max_memories
+        )
     doomed: list[str] = []
     dedupe: list[Record] = []
     settled: list[Record] = []
@@ -360,3 +381,33 @@ def prune(
     for rid in doomed:
         del state.records[rid]
     return len(doomed)
+
+
+def _prune_indexed(
+    records: Records,
+    cutoff: datetime,
+    max_dedupe: int,
+    max_settled: int,
+    max_closures: int,
+    max_memories: int,
+) -> int:
+    """`prune` on an age-indexed state: the records it would drop, taken oldest first off
+    their groups' heaps (aged.py) rather than found by walking them all."""
+    removed = 0
+    # What retention drops first: they then count in no cap, as in the full walk.
+    while (top := records.oldest(aged.RETIRING)) is not None and top[1].updated_at < cutoff:
+        del records[top[0]]
+        removed += 1
+    capped = (
+        (aged.DEDUPE, max_dedupe),
+        (aged.SETTLED, max_settled),
+        (aged.CLOSURES, max_closures),
+        (aged.MEMORIES, max_memories),
+    )
+    for group, cap in capped:
+        for _ in range(max(0, records.count(group) - cap)):
+            top = records.oldest(group)
+            assert top is not None  # the count says there are this many
+            del records[top[0]]
+            removed += 1
+    return removed

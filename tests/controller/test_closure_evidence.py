@@ -225,3 +225,21 @@ def test_stop_then_solve_again_starts_a_new_unit(tmp_path: Path) -> None:
     ctl.handle(comment_event("/holon solve", number=8, comment_id=3))
     closure = _closure(ctl, "issue:8")
     assert (closure.lifecycle_outcome, closure.question) == ("finished", None)
+
+
+def test_evidence_of_a_subject_with_only_a_wait_or_nothing() -> None:
+    # The shortcut for a subject with no records must not skip one that has only a wait.
+    from datetime import UTC, datetime
+
+    from holon.controller.ledger import StateLedger
+    from holon.state.model import Record, ServeState
+
+    state = ServeState()
+    data = {"subject": "issue:7", "on": "task", "task_id": "t1"}
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    state.put(Record(kind="wait", key="w1", status="live", updated_at=at, writer="w", data=data))
+    ledger = StateLedger(state)
+    evidence = ledger.evidence("issue:7")
+    assert evidence is not None
+    assert [item.id for item in evidence.items] == ["task:t1:w1", "wait:w1"]
+    assert ledger.evidence("issue:8") is None
