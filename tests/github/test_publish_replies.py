@@ -82,6 +82,7 @@ def test_each_addressed_thread_gets_one_reply_naming_the_commit(
         "pulls/list-review-comments",
         "pulls/create-reply-for-review-comment",
         "pulls/create-reply-for-review-comment",
+        "pulls/list-review-comments",  # again: did another job post the same reply at once?
     ]
     # A reply to a reply goes to its thread; the text mentions nobody and names the commit.
     first = github_server.calls[1]
