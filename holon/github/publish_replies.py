@@ -146,8 +146,10 @@ def post_replies(
 ) -> EffectOutcome:
     """Reply for `commit` (the fix just pushed): 1 call per page of the pull request's review
     comments, then 1 per reply posted (none when there is no reply), then, when a reply was
-    posted, the pages once more (+1 per racer's duplicate deleted: `_oldest_stands`). Holon's
-    login is needed to find its replies again: PublishError("no-login") without it."""
+    posted, the pages once more (+1 per racer's duplicate deleted: `_oldest_stands`). The
+    output's `replies` are the replies that stand for the ones this call posted: another job's
+    older one where ours was its duplicate. Holon's login is needed to find its replies again:
+    PublishError("no-login") without it."""
     if not doc.review_replies:
         output = {"pull_request": request.number, "commit": commit, "replies": []}
         return EffectOutcome("reply", False, output, "no reply to post")
