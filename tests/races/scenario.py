@@ -60,6 +60,7 @@ WRITES = (
     "pulls/create",
     "git/create-ref",
     "pulls/create-reply-for-review-comment",
+    "pulls/delete-review-comment",
 )
 RUN_TIMEOUT = 90.0
 
