@@ -57,6 +57,7 @@ STORY: list[tuple[str, str]] = [
     ("PATCH", "git/update-ref"),
     ("GET", "pulls/list-review-comments"),
     ("POST", "pulls/create-reply-for-review-comment"),
+    ("GET", "pulls/list-review-comments"),  # again: did another job post the same reply?
     ("PATCH", "issues/update-comment"),
     ("PATCH", "checks/update"),
     ("GET", "checks/list-for-ref"),

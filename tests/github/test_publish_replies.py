@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import github
 import pytest
 
 from holon.github.errors import PublishError
-from holon.github.marker import parse_marker
-from holon.github.publish_replies import PrFixDoc, post_replies, read_replies
+from holon.github.marker import format_marker, parse_marker
+from holon.github.publish_api import RepoApi
+from holon.github.publish_replies import PrFixDoc, done_line, post_replies, read_replies
 from holon.github.publish_request import PublishRequest
 from tests.github.test_publish import LOGIN, REPO, RUN, gh  # noqa: F401  (a fixture)
 from tests.support.github_fake import LoopbackGitHub
@@ -82,6 +84,7 @@ def test_each_addressed_thread_gets_one_reply_naming_the_commit(
         "pulls/list-review-comments",
         "pulls/create-reply-for-review-comment",
         "pulls/create-reply-for-review-comment",
+        "pulls/list-review-comments",  # again: did another job post the same reply at once?
     ]
     # A reply to a reply goes to its thread; the text mentions nobody and names the commit.
     first = github_server.calls[1]
@@ -162,3 +165,133 @@ def test_a_reply_is_neutralized_where_it_is_written(
     assert "@\u200b" in body
     assert "evil.example" not in body
     assert "ghp_" not in body
+
+
+MARK = format_marker("pull_request", "1", "holon", "github-pr-fix")
+
+
+def _racer(
+    monkeypatch: pytest.MonkeyPatch,
+    repo: Repo,
+    when: str,
+    user: str = LOGIN,
+    line: str = done_line("fixed", COMMIT),
+) -> list[int]:
+    """Another job replies in thread 20 (`before` this one's POST, or `after` it, before the
+    look again); the ids it posted."""
+    pull = repo.issues[1].pull
+    assert pull is not None
+    real = RepoApi.call
+    posted: list[int] = []
+
+    def reply() -> None:
+        ident = repo.next_id()
+        body = f"{MARK}\n\nFixed (the other job).\n\n{line}"
+        pull.review_comments.append(
+            {"id": ident, "body": body, "user": user, "in_reply_to_id": 20, "path": "a.txt"}
+        )
+        posted.append(ident)
+
+    def call(api: RepoApi, operation: str, *args: Any, **kw: Any) -> Any:
+        if operation == "pulls/create-reply-for-review-comment" and when == "before":
+            reply()
+        answer = real(api, operation, *args, **kw)
+        if operation == "pulls/create-reply-for-review-comment" and when == "after":
+            reply()
+        return answer
+
+    monkeypatch.setattr(RepoApi, "call", call)
+    return posted
+
+
+def _holon_replies(repo: Repo) -> list[int]:
+    pull = repo.issues[1].pull
+    assert pull is not None
+    return [
+        c["id"]
+        for c in pull.review_comments
+        if c.get("in_reply_to_id") == 20 and c["user"] == LOGIN and c["body"].startswith(MARK)
+    ]
+
+
+def test_an_older_reply_another_job_posted_at_once_stands_and_ours_is_deleted(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = _racer(monkeypatch, threads, "before")
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    assert _holon_replies(threads) == other
+    assert outcome.output["replies"] == other
+    assert not outcome.performed  # the reply that stands is the other job's
+    assert "posted by another job" in outcome.note
+    deleted = github_server.last("pulls/delete-review-comment").path.rsplit("/", 1)[-1]
+    assert int(deleted) > other[0]  # ours, the newer
+    assert github_server.operations() == [
+        "pulls/list-review-comments",
+        "pulls/create-reply-for-review-comment",
+        "pulls/list-review-comments",
+        "pulls/delete-review-comment",
+    ]
+
+
+def test_a_newer_reply_another_job_posted_is_left_to_that_job(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = _racer(monkeypatch, threads, "after")
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    (ours,) = outcome.output["replies"]
+    # Ours is the older: it stands; the other job's look again deletes its own.
+    assert _holon_replies(threads) == [ours, *other]
+    assert outcome.performed
+    assert github_server.count("pulls/delete-review-comment") == 0
+
+
+@pytest.mark.parametrize(
+    ("user", "line"),
+    [
+        ("octocat", done_line("fixed", COMMIT)),  # anyone can type the marker and the line
+        (LOGIN, done_line("fixed", "d" * 40)),  # Holon's reply for another commit
+    ],
+    ids=["someone-else", "another-commit"],
+)
+def test_an_older_reply_that_is_not_the_same_leaves_ours_standing(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+    user: str,
+    line: str,
+) -> None:
+    _racer(monkeypatch, threads, "before", user, line)
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    pull = threads.issues[1].pull
+    assert pull is not None
+    ours = pull.review_comments[-1]  # posted after the other
+    assert ours["user"] == LOGIN
+    assert ours["body"].endswith(done_line("fixed", COMMIT))
+    assert outcome.output["replies"] == [ours["id"]]
+    assert outcome.performed
+    assert github_server.count("pulls/delete-review-comment") == 0
+
+
+def test_a_5xx_on_deleting_the_duplicate_deletes_it_once(
+    gh: github.Github,  # noqa: F811
+    github_server: LoopbackGitHub,
+    threads: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = _racer(monkeypatch, threads, "before")
+    github_server.fail("pulls/delete-review-comment", 502, done=True)
+    doc = _doc({"comment_id": 20, "status": "fixed", "message": "Fixed."})
+    outcome = post_replies(gh, LOGIN, _request(), doc, COMMIT)
+    # Sent again, it finds the reply gone (404): done, not a failure.
+    assert github_server.count("pulls/delete-review-comment") == 2
+    assert _holon_replies(threads) == other == outcome.output["replies"]

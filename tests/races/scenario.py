@@ -60,6 +60,7 @@ WRITES = (
     "pulls/create",
     "git/create-ref",
     "pulls/create-reply-for-review-comment",
+    "pulls/delete-review-comment",
 )
 RUN_TIMEOUT = 90.0
 
@@ -142,13 +143,13 @@ PLANS = {
 }
 
 
-def deliveries(n: int, first_issue: int, pull: int) -> list[Delivery]:
-    """The deliveries of `PLANS[n]`, `sN` on issue `first_issue + N - 1`."""
+def deliveries(plan: tuple[str, ...], first_issue: int, pull: int) -> list[Delivery]:
+    """The deliveries of `plan` (`PLANS`' form), `sN` on issue `first_issue + N - 1`."""
     return [
         Delivery("review", pull, 0)
         if name == "review"
         else Delivery("solve", first_issue + int(name[1:]) - 1, 0)
-        for name in PLANS[n]
+        for name in plan
     ]
 
 
@@ -172,13 +173,20 @@ def seed(steps: Steps, server: LoopbackGitHub) -> tuple[ActionsEnv, int]:
     return solve, pull.number
 
 
-def race(steps: Steps, server: LoopbackGitHub, n: int, tmp_path: Path) -> Race:
-    """Seed, then `n` runs started together over the seed's artifact; each uploads its own."""
+def race(
+    steps: Steps,
+    server: LoopbackGitHub,
+    n: int,
+    tmp_path: Path,
+    plan: tuple[str, ...] | None = None,
+) -> Race:
+    """Seed, then `n` runs (`PLANS[n]`, or `plan`) started together over the seed's
+    artifact; each uploads its own."""
     seeded, pull = seed(steps, server)
     repo = seeded.repo
     base = datetime.now(UTC)
     upload(seeded, _at(base, 0))
-    planned = deliveries(n, len(repo.issues) + 1, pull)
+    planned = deliveries(plan or PLANS[n], len(repo.issues) + 1, pull)
     numbers = sorted({d.number for d in planned if d.kind == "solve"})
     for number in numbers:
         while len(repo.issues) < number:

@@ -39,9 +39,12 @@ def gh(github_server: LoopbackGitHub) -> Iterator[github.Github]:
     client.close()
 
 
-def _racing(monkeypatch: pytest.MonkeyPatch, repo: Repo, message: Any = None) -> dict[str, str]:
-    """Just before this process moves the branch, another one moves it to its own commit of
-    the same change (the same parents and tree; its message as given, else the same)."""
+def _racing(
+    monkeypatch: pytest.MonkeyPatch, repo: Repo, message: Any = None, ref: str = BRANCH
+) -> dict[str, str]:
+    """Just before this process moves the branch (`ref`), another one moves it to its own
+    commit of the same change (the same parents and tree; its message as given, else the
+    same)."""
     real = publish_ref.move_branch
     other: dict[str, str] = {}
 
@@ -50,7 +53,7 @@ def _racing(monkeypatch: pytest.MonkeyPatch, repo: Repo, message: Any = None) ->
         text = ours["message"] if message is None else message(ours["message"])
         # A different commit (another process made it): one more line in its title.
         twin = repo.commit("Also: " + text, ours["tree"], list(ours["parents"]))
-        repo.refs[BRANCH] = other["commit"] = twin
+        repo.refs[ref] = other["commit"] = twin
         return real(api, branch, plan, commit, **kw)
 
     monkeypatch.setattr("holon.github.publish.move_branch", move)
@@ -108,6 +111,27 @@ def test_a_pr_fix_another_process_published_first_is_this_publish(
     assert second.output["commit"] == first.output["commit"] == pull.pull.head_sha
     assert not second.performed
     assert github_server.count("git/create-commit") == 1
+
+
+def test_a_pr_fix_whose_push_lost_to_another_process_takes_its_commit(
+    gh: github.Github,
+    github_server: LoopbackGitHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Both jobs read the head at the run's start; the other's fast-forward lands first, ours
+    # is refused (not a fast-forward) and the head is the run's commit: so both jobs' replies
+    # name that one commit, and the replies' look again keeps one (test_reply_race.py).
+    repo = github_server.state.repos[REPO]
+    head = seed(repo, BASE)
+    repo.refs["heads/feature/fix"] = head
+    pull = repo.add_pull("Fix the crash", head="feature/fix")
+    assert pull.pull is not None
+    other = _racing(monkeypatch, repo, ref="heads/feature/fix")
+    fix = request(head, kind="pull_request", number=1, skill="github-pr-fix", base_branch=None)
+    outcome = publish_change(gh, LOGIN, fix, runner_patch(tmp_path, BASE, edit))
+    assert outcome.output["commit"] == other["commit"] == repo.refs["heads/feature/fix"]
+    assert github_server.count("git/update-ref") == 1
 
 
 def _opened_meanwhile(monkeypatch: pytest.MonkeyPatch, repo: Repo) -> dict[str, int]:

@@ -46,10 +46,14 @@ def _review_comments(req: Request) -> Reply:
     return 201, render(req, issue.number, reply)
 
 
-@handles("pulls/get-review-comment")
+@handles("pulls/get-review-comment", "pulls/delete-review-comment")
 def _review_comment(req: Request) -> Reply:
     for issue in req.repo.issues.values():
-        for comment in issue.pull.review_comments if issue.pull is not None else []:
+        comments = issue.pull.review_comments if issue.pull is not None else []
+        for comment in comments:
             if str(comment["id"]) == req.params["comment_id"]:
+                if req.operation == "pulls/delete-review-comment":
+                    comments.remove(comment)  # GitHub: 204, no body; a second delete is a 404
+                    return 204, None
                 return 200, render(req, issue.number, comment)
     raise Missing
