@@ -15,11 +15,17 @@ from typing import Any
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    atomic_write_chunks(path, (data,), mode)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes], mode: int = 0o644) -> None:
+    """`atomic_write_bytes` of the chunks' concatenation, written as they are: a caller with
+    a large file in pieces (the serve state, megabytes) spares a copy of it in memory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            handle.writelines(chunks)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

@@ -102,7 +102,10 @@ class Pass:
         return record
 
     def delete(self, kind: RecordKind, key: str) -> None:
-        self.state.delete(kind, key, at=self.parts.clock(), writer=self.parts.writer)
+        # Nothing live to delete (as for most events' queued mark): the state's delete would
+        # do nothing, so the clock is not read for it.
+        if self.state.get(kind, key) is not None:
+            self.state.delete(kind, key, at=self.parts.clock(), writer=self.parts.writer)
 
     def run_ended(self, intent: ActionIntent | None) -> None:
         """Note a skill run that ended in this pass (what announced it can now settle)."""

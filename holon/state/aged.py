@@ -46,6 +46,10 @@ def groups_of(record: Record) -> tuple[int, ...]:
     return (RETIRING,) if retiring else ()
 
 
+_dict_get = dict.get
+_dict_set = dict.__setitem__
+
+
 class Records(dict[str, "Record"]):
     """A dict of records by id that keeps the age index as it changes (see the docstring)."""
 
@@ -62,8 +66,9 @@ class Records(dict[str, "Record"]):
 
     # -- the mutators a dict has, each keeping the index
     def __setitem__(self, rid: str, record: Record) -> None:
-        old = super().get(rid)
-        super().__setitem__(rid, record)
+        # dict's own methods, not `super()`: a pass puts several records per event.
+        old = _dict_get(self, rid)
+        _dict_set(self, rid, record)
         self._changed.add(rid)
         if old is not None:
             self._forget(old)

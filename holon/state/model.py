@@ -253,13 +253,18 @@ class StateJSON:
         self._last: Records | None = None
 
     def dump(self, state: ServeState) -> bytes:
+        return b"".join(self.chunks(state))
+
+    def chunks(self, state: ServeState) -> list[bytes]:
+        """`dump`'s bytes in a few pieces, to be written as they are: joining them would copy
+        the whole file once more (megabytes, at every checkpoint)."""
         records = state.records
         made, pieces = self._records, self._pieces
         if not records or type(state) is not ServeState:
             self._last = None
             made.clear()
             pieces.clear()
-            return state.model_dump_json(exclude_defaults=True).encode()
+            return [state.model_dump_json(exclude_defaults=True).encode()]
         serialize = _RECORD_JSON.to_json
         # An age-indexed state says which ids changed since this dump's previous one of it
         # (asked each time: what it says then starts from this dump).
@@ -278,7 +283,7 @@ class StateJSON:
                 made[rid] = record
                 pieces[rid] = to_json(rid) + b":" + serialize(record, exclude_defaults=True)
         joined = b",".join(map(pieces.__getitem__, records))  # in the state's order
-        return b'{"records":{' + joined + b"}}"
+        return [b'{"records":{', joined, b"}}"]
 
 
 _RECORD_JSON = Record.__pydantic_serializer__

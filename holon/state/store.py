@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from holon import crashpoints, jsonio
 from holon.errors import InvalidInput
-from holon.fsutil import atomic_write_bytes, atomic_write_text, open_regular
+from holon.fsutil import atomic_write_bytes, atomic_write_chunks, atomic_write_text, open_regular
 from holon.state.control import control_name, encode_control, is_control_name, parse_control
 from holon.state.journal import DEFAULT_MAX_BYTES, Journal
 from holon.state.model import ServeState, StateJSON
@@ -180,11 +180,11 @@ class StateStore:
         """Atomically replace state.json, keeping the replaced file as state.json.prev."""
         # Compact on purpose, defaults left out (a missing rank is recomputed from the status):
         # the file must stay small.
-        data = self._json.dump(state)
+        data = self._json.chunks(state)
         crashpoints.point("state.save:before")
         try:
             self._keep_previous()
-            atomic_write_bytes(self.state_path, data)
+            atomic_write_chunks(self.state_path, data)
         except OSError as exc:
             raise self._not_writable(exc) from exc
         crashpoints.point("state.save:after")

@@ -15,7 +15,7 @@ from holon.controller.decide import Decision, PolicyDecider
 from holon.controller.facts import PullFacts, StaticFacts
 from holon.controller.journals import Journals
 from holon.controller.parts import LoadedState, Parts
-from holon.controller.pass_report import PassReport
+from holon.controller.pass_report import Pass, PassReport
 from holon.controller.passes import run_pass
 from holon.controller.policy import load_policy
 from holon.controller.view import ControllerView
@@ -219,3 +219,28 @@ class _Eager:
 
     def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
         return self.inner.decide(envelope, view)
+
+
+def test_deleting_what_is_not_there_does_not_read_the_clock(tmp_path: Path) -> None:
+    """A pass deletes the queued mark of every event, most of which have none: no clock read,
+    no tombstone; a live record is tombstoned at the clock's time."""
+    parts = _parts(tmp_path)
+    reads: list[datetime] = []
+    clock = parts.clock
+
+    def counted() -> datetime:
+        reads.append(clock())
+        return reads[-1]
+
+    parts.clock = counted
+    p = Pass(parts, LoadedState.of(ServeState()), "event", "evt_1")
+    p.delete("meta", "queued:evt_1")
+    assert (reads, dict(p.state.records)) == ([], {})
+    p.put("meta", "queued:evt_1", "live", {})
+    p.delete("meta", "queued:evt_1")
+    assert len(reads) == 2
+    tombstone = p.state.records["meta:queued:evt_1"]
+    assert tombstone.deleted
+    assert tombstone.updated_at == reads[-1]
+    p.delete("meta", "queued:evt_1")  # already a tombstone: nothing more
+    assert len(reads) == 2
