@@ -23,6 +23,7 @@ from holon.gateway.commands import Command
 from holon.gateway.envelope import Actor, EventEnvelope, Scope, Subject
 from holon.intent import ActionIntent
 from holon.state.journal import Journal
+from holon.state.journal import dumps as journal_json
 
 if TYPE_CHECKING:
     from holon.controller.pass_report import Pass
@@ -84,7 +85,7 @@ def event_line(env: EventEnvelope, at: datetime, payload_text: str | None) -> by
         envelope = _envelope_text(env)
         scope_on = f',"scope":{_scope(env.scope)},{_tail(env)}'
         # Not JSON (a NaN, a set): refused by the journal's own encoding, in its own words.
-        payload = payload_text if payload_text is not None else _payload_text(env)
+        payload = payload_text if payload_text is not None else journal_json(env.payload)
     except (_NotPlain, ValueError, TypeError):
         return None
     head = jsonio.scrub(
@@ -166,13 +167,6 @@ def _command(command: Command) -> str:
         f'{{"args":{_str(command.args)},"ignored":[{ignored}],"line":{_int(command.line)},'
         f'"name":{_str(command.name)},"via":{_str(command.via)},"word":{_str(command.word)}}}'
     )
-
-
-def _payload_text(env: EventEnvelope) -> str:
-    text = json.dumps(
-        env.payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
-    return jsonio.scrub(text)
 
 
 # The fields the plain encoding above writes, per model: if a model gains or loses one, the

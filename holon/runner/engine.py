@@ -216,12 +216,27 @@ class Engine:
             raise
 
     def _call(
-        self, method: str, path: str, body: Any = None, timeout: float = TIMEOUT
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        timeout: float = TIMEOUT,
+        meanwhile: Callable[[], None] | None = None,
     ) -> tuple[int, Any]:
+        """The call's status and JSON body; `meanwhile` is called once the request is sent,
+        before its answer is read (the connection is closed whatever it raises)."""
         data = None if body is None else json.dumps(body).encode()
         what = f"{method} {path[:40]}"
         mark(f"engine {what} sent")
-        reply = self._send(method, path, data, "Connection: close\r\n", timeout)
+        sock = self._request(method, path, data, "Connection: close\r\n", timeout)
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except BaseException:
+                sock.close()
+                raise
+            mark(f"engine {what}: meanwhile done")
+        reply = self._reply(sock)
         mark(f"engine {what} answered {reply.status}")
         return self._answer(reply)
 
@@ -318,19 +333,7 @@ class Engine:
         answer is read: the engine takes a few hundred ms to start a container, during which
         this process has nothing else to do (its connection is closed whatever it raises)."""
         path = self._url(f"/containers/{quote(ident, safe='/:')}/start")
-        what = f"POST {path[:40]}"
-        mark(f"engine {what} sent")
-        sock = self._request("POST", path, None, "Connection: close\r\n", TIMEOUT)
-        try:
-            if meanwhile is not None:
-                meanwhile()
-                mark("engine start: meanwhile done")
-        except BaseException:
-            sock.close()
-            raise
-        reply = self._reply(sock)
-        mark(f"engine {what} answered {reply.status}")
-        status, _ = self._answer(reply)
+        status, _ = self._call("POST", path, meanwhile=meanwhile)
         if status not in (204, 304):
             raise EngineError(f"container start answered {status}")
 

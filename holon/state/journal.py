@@ -54,13 +54,18 @@ def _entry_id(entry: Mapping[str, Any]) -> str:
     return entry_id
 
 
-def _dumps(entry: Mapping[str, Any]) -> str:
-    # Scrubbed: outside text may hold a lone surrogate, which must not stop the journal.
+def dumps(value: Any) -> str:
+    """A value as journal lines write it: keys sorted, compact, no NaN, and scrubbed (outside
+    text may hold a lone surrogate, which must not stop the journal)."""
     return jsonio.scrub(
         json.dumps(
-            dict(entry), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
         )
     )
+
+
+def _dumps(entry: Mapping[str, Any]) -> str:
+    return dumps(dict(entry))
 
 
 def _encode(entry: Mapping[str, Any]) -> bytes:

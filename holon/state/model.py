@@ -268,10 +268,11 @@ class StateJSON:
         serialize = _RECORD_JSON.to_json
         # An age-indexed state says which ids changed since this dump's previous one of it
         # (asked each time: what it says then starts from this dump).
-        changed = records.changed(self) if type(records) is Records else None
-        if self._last is not records:
+        indexed = records if type(records) is Records else None
+        changed = indexed.changed(self) if indexed is not None else None
+        if self._last is not indexed:  # another state's records were dumped in between
             changed = None
-        self._last = records if type(records) is Records else None
+        self._last = indexed
         if changed is None:
             changed = records.keys() | made.keys()
         for rid in changed:
