@@ -27,7 +27,7 @@ from holon.duration import format_duration, parse_duration
 from holon.errors import InvalidInput
 from holon.price import MAX_PRICES, Price
 from holon.secrets import secret_kind
-from holon.validation import describe_validation_error
+from holon.validation import describe_validation_error, empty_dict, empty_list
 
 # A spec is a page of YAML; far more is not a spec (it is copied to the agent and kept).
 MAX_SPEC_BYTES = 1024 * 1024
@@ -78,7 +78,7 @@ class _Strict(BaseModel):
 class Metadata(_Strict):
     name: str | None = None
     id: str | None = None
-    skills: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=empty_list)
 
 
 class Context(_Strict):
@@ -87,10 +87,11 @@ class Context(_Strict):
         description="Workspace directory, relative to the spec file when not absolute.",
     )
     files: list[str] = Field(
-        default_factory=list, description="Workspace-relative files the agent should read first."
+        default_factory=empty_list,
+        description="Workspace-relative files the agent should read first.",
     )
     env: dict[str, EnvValue] = Field(
-        default_factory=dict, description="Non-secret environment for the agent."
+        default_factory=empty_dict, description="Non-secret environment for the agent."
     )
 
     @field_validator("files")
@@ -142,7 +143,7 @@ class Output(_Strict):
             ArtifactSpec,
             BeforeValidator(_legacy_artifact, json_schema_input_type=str | ArtifactSpec),
         ]
-    ] = Field(default_factory=list)
+    ] = Field(default_factory=empty_list)
 
 
 class Constraints(_Strict):
@@ -152,7 +153,7 @@ class Constraints(_Strict):
     # `prices` (the policy's table; a model it does not price has no cost to limit).
     max_tokens: int | None = Field(default=None, ge=0)
     max_cost_usd: float | None = Field(default=None, ge=0)
-    prices: dict[str, Price] = Field(default_factory=dict, max_length=MAX_PRICES)
+    prices: dict[str, Price] = Field(default_factory=empty_dict, max_length=MAX_PRICES)
 
 
 class Spec(_Strict):

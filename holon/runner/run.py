@@ -48,6 +48,7 @@ from holon.runner.snapshot import OBJECTS_LINK, Snapshot, take_snapshot
 from holon.runner.timeline import mark
 from holon.secrets import Redactor
 from holon.skills.catalog import Skill
+from holon.validation import empty_dict, empty_list
 
 if TYPE_CHECKING:
     from holon.runner.record import RunResult
@@ -188,7 +189,7 @@ class RunRequest(BaseModel):
     system_prompt: str | None = None
     user_prompt: str | None = None
     timeout: float | None = Field(default=None, gt=0)
-    secrets: dict[str, SecretStr] = Field(default_factory=dict)
+    secrets: dict[str, SecretStr] = Field(default_factory=empty_dict)
     network: str | None = None  # None: the runtime's default (docs/security.md)
     cpus: float | None = Field(default=None, gt=0)
     memory: str | None = None
@@ -207,7 +208,7 @@ class RunRequest(BaseModel):
     log_limit: int = Field(default=DEFAULT_LOG_LIMIT, gt=0)
     # The skills the run uses (resolved by the caller: `skills.resolve`): copied to
     # <input>/skills/<name>/ for the agent, their artifacts and requirements checked after it.
-    skills: list[Skill] = Field(default_factory=list)
+    skills: list[Skill] = Field(default_factory=empty_list)
 
     def effective_timeout(self) -> float:
         return self.timeout or self.spec.constraints.timeout or DEFAULT_TIMEOUT
@@ -254,8 +255,9 @@ def _bundles(request: RunRequest) -> list[SkillBundle]:
     return [bundle(skill) for skill in request.skills]
 
 
-def _prepare_input(request: RunRequest, input_dir: Path, bundles: list[SkillBundle]) -> None:
-    input_dir.mkdir()
+def _fill_input(request: RunRequest, input_dir: Path, bundles: list[SkillBundle]) -> None:
+    """What the agent reads in `input_dir` (made empty before the snapshot, which the
+    container's create goes out beside: written while the engine makes it)."""
     write_bundles(input_dir / SKILLS_DIR, bundles)
     (input_dir / SPEC_FILE).write_text(request.spec.to_yaml(), encoding="utf-8")
     context = input_dir / CONTEXT_DIR
@@ -327,7 +329,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
             # Opened before the agent runs: whatever it does to the path, Holon's lookups stay here.
             out_fd = open_dir(output)
             out = OutputDir(out_fd, output)
-            _prepare_input(request, root / "input", bundles)
+            (root / "input").mkdir()  # filled below, once the create is under way
             log = agent_log = AgentLog(
                 private / "agent.log", request.log_limit, _all_secrets(request)
             )
@@ -369,6 +371,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 on_ready=ready,
             )
             mark("snapshot taken")
+            _fill_input(request, root / "input", bundles)
             checked.result()
             mark("preflight done")
         job = job_for(snapshot.root, snapshot.objects)

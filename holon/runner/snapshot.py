@@ -422,12 +422,13 @@ def _snapshot_repo(
         lambda: GitCall(["symbolic-ref", "-q", "--short", "HEAD"], env=_env(repo)),
     ]
     calls: list[GitCall] = []
+    # The pack's directory made now, empty, for `on_ready`; the pack is written into it. Told
+    # before the questions are asked: starting their processes takes a few ms of this thread.
+    (dest.parent / OBJECTS_LINK).mkdir()
+    on_ready(dest, dest.parent / OBJECTS_LINK)
     try:
         for start in starts:
             calls.append(start())
-        # The pack's directory made now, empty, for `on_ready`; the pack is written into it.
-        (dest.parent / OBJECTS_LINK).mkdir()
-        on_ready(dest, dest.parent / OBJECTS_LINK)
         return _snapshot_started(repo, dest, private, include_ignored, *calls)
     finally:
         for call in calls:

@@ -28,7 +28,7 @@ from pydantic import (
 from holon import yamlio
 from holon.errors import InvalidInput
 from holon.skills.folder import SkillFiles, read_folder
-from holon.validation import describe_validation_error
+from holon.validation import describe_validation_error, empty_dict, empty_list
 
 SKILL_FILE = "SKILL.md"
 PROMPT_FILE = "prompt.md.j2"
@@ -94,18 +94,18 @@ class Skill(BaseModel):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     description: str
-    inputs: list[SkillInput] = Field(default_factory=list)
+    inputs: list[SkillInput] = Field(default_factory=empty_list)
     artifacts: list[
         Annotated[
             SkillArtifact, BeforeValidator(_artifact, json_schema_input_type=str | SkillArtifact)
         ]
-    ] = Field(default_factory=list)
+    ] = Field(default_factory=empty_list)
     # `agent`: in an agent's container under the Agent Contract; `host`: performed by Holon
     # itself in its trusted process (context collection, publishing), never sent to an agent.
     runs: Literal["agent", "host"] = "agent"
     # GitHub token permissions the skill needs (`contents: write`, ...); documentation and the
     # Action's preflight read them.
-    permissions: dict[str, Literal["read", "write"]] = Field(default_factory=dict)
+    permissions: dict[str, Literal["read", "write"]] = Field(default_factory=empty_dict)
     requires: SkillRequires = Field(default_factory=SkillRequires)
     # The folder the SKILL.md was read from (its prompt templates and schemas); not declared.
     directory: Path | None = Field(default=None, exclude=True)

@@ -242,3 +242,39 @@ def test_an_agents_own_patch_is_not_diffed_by_the_runner(
     assert result.exit_code == 0
     assert result.patch.source == "agent"
     assert (out / "diff.patch").read_text() == "the agent's own\n"
+
+
+def test_the_input_is_written_while_the_backend_prepares_the_agent(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend that prepares (docker's create) is asked once the directories it mounts exist,
+    the input still empty; what the agent reads there is written meanwhile, before it runs."""
+    import importlib
+    import threading
+
+    run_module = importlib.import_module("holon.runner.run")
+    prepared = threading.Event()
+    seen: dict[str, list[str]] = {}
+
+    class Preparing(FakeBackend):
+        def prepare(self, job: Job) -> None:
+            seen["prepare"] = sorted(p.name for p in job.paths.input.iterdir())
+            prepared.set()
+
+    real_fill = run_module._fill_input
+
+    def fill(*args: object) -> None:
+        assert prepared.wait(30)  # the order the overlap gives, made certain
+        real_fill(*args)
+
+    def act(job: Job) -> int:
+        seen["agent"] = sorted(p.name for p in job.paths.input.iterdir())
+        (job.paths.output / "manifest.json").write_text(
+            '{"status":"completed","outcome":"success"}'
+        )
+        return 0
+
+    monkeypatch.setattr(run_module, "_fill_input", fill)
+    result = run(_request(make_repo(), tmp_path / "out"), backend=Preparing(act))
+    assert result.exit_code == 0
+    assert seen == {"prepare": [], "agent": ["context", "spec.yaml"]}

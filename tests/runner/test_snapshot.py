@@ -6,6 +6,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from holon.runner.snapshot import OBJECTS_LINK, take_snapshot
 from tests.conftest import git
 
 
-def _snap(source: Path, tmp_path: Path, **kw: bool) -> object:
+def _snap(source: Path, tmp_path: Path, **kw: Any) -> object:
     root = tmp_path / "run"
     root.mkdir(exist_ok=True)
     return take_snapshot(source, root / "workspace", tmp_path / "private" / "git", **kw)
@@ -222,3 +223,30 @@ def test_repository_of_another_owner_is_still_a_git_snapshot(
     snap = _snap(repo, tmp_path)
     assert snap.kind == "git"  # type: ignore[attr-defined]
     assert snap.head is not None  # type: ignore[attr-defined]
+
+
+def test_the_directories_are_told_before_the_questions_are_asked(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`on_ready` (a container's create, run.py) goes out before the snapshot starts its git
+    questions: starting their processes takes the snapshot's thread a few ms."""
+    from holon.runner import snapshot as snapshot_module
+
+    events: list[str] = []
+    real_call = snapshot_module.GitCall
+
+    class Recorded(real_call):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            events.append("question")
+            super().__init__(*args, **kw)
+
+    def ready(dest: Path, objects: Path | None) -> None:
+        assert objects is not None
+        assert list(objects.iterdir()) == []
+        assert dest.is_dir()
+        events.append("ready")
+
+    monkeypatch.setattr(snapshot_module, "GitCall", Recorded)
+    snap = _snap(make_repo(), tmp_path, on_ready=ready)
+    assert events == ["ready", *["question"] * 5]
+    assert (snap.root / "tracked.txt").is_file()  # type: ignore[attr-defined]
