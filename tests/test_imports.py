@@ -265,11 +265,18 @@ LATER = (
     "holon.contract.manifest",
     "holon.runner.model_proxy",
     "holon.skills.resolve",
+    # A run given no skill (most runs) loads no skill models, catalog or folder reader: the
+    # request's `skills` are validated by them only when there are any (holon/runner/run.py).
+    "holon.skills",
+    "holon.runner.skills",
 )
 RUN_START = (
     "import holon.cli.main, holon.cli.run_cmd, holon.runner, holon.contract.spec\n"
     "from holon.runner.backend import BackendOptions, make_backend\n"
     "make_backend('docker', BackendOptions(image='x'))\n"
+    "from holon.runner import RunRequest\n"
+    "spec = holon.contract.spec.parse_spec('version: v1\\nkind: Holon\\ngoal: {description: d}')\n"
+    "RunRequest(spec=spec, workspace='.', output='out', image='x')\n"
 )
 
 

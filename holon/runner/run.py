@@ -19,10 +19,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, SecretStr, TypeAdapter
 
 from holon import gcpause
 from holon.contract.layout import (
@@ -43,15 +44,15 @@ from holon.held_signals import HeldSignals
 from holon.runner.agent_log import DEFAULT_LOG_LIMIT, AgentLog
 from holon.runner.backend import Backend, BackendOptions, Execution, HostPaths, Job, make_backend
 from holon.runner.outputs import Findings, OutputDir, collect_patch
-from holon.runner.skills import SkillBundle, bundle, write_bundles
 from holon.runner.snapshot import OBJECTS_LINK, Snapshot, take_snapshot
 from holon.runner.timeline import mark
 from holon.secrets import Redactor
-from holon.skills.catalog import Skill
 from holon.validation import empty_dict, empty_list
 
 if TYPE_CHECKING:
     from holon.runner.record import RunResult
+    from holon.runner.skills import SkillBundle
+    from holon.skills.catalog import Skill
 
 DEFAULT_TIMEOUT = 30 * 60.0
 
@@ -174,6 +175,27 @@ class _Loading:
             self._thread.join()
 
 
+@cache
+def _skill_list() -> TypeAdapter[list[Skill]]:
+    from holon.skills.catalog import Skill
+
+    return TypeAdapter(list[Skill])
+
+
+def _skills(value: Any) -> Any:
+    """`list[Skill]` validated by the skill models, loaded only for a run given skills: most
+    runs have none, and need not load the catalog before their agent starts."""
+    if isinstance(value, list) and not value:
+        return []
+    return _skill_list().validate_python(value)
+
+
+if TYPE_CHECKING:
+    Skills = list[Skill]
+else:
+    Skills = Annotated[list[Any], PlainValidator(_skills)]
+
+
 class RunRequest(BaseModel):
     """Everything one run needs. Secrets are kept as SecretStr so they never print."""
 
@@ -208,7 +230,7 @@ class RunRequest(BaseModel):
     log_limit: int = Field(default=DEFAULT_LOG_LIMIT, gt=0)
     # The skills the run uses (resolved by the caller: `skills.resolve`): copied to
     # <input>/skills/<name>/ for the agent, their artifacts and requirements checked after it.
-    skills: list[Skill] = Field(default_factory=empty_list)
+    skills: Skills = Field(default_factory=empty_list)
 
     def effective_timeout(self) -> float:
         return self.timeout or self.spec.constraints.timeout or DEFAULT_TIMEOUT
@@ -252,13 +274,20 @@ def _bundles(request: RunRequest) -> list[SkillBundle]:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise InvalidInput(f"skill {twice[0]} is given twice; a run uses each skill once")
+    if not request.skills:
+        return []
+    from holon.runner.skills import bundle
+
     return [bundle(skill) for skill in request.skills]
 
 
 def _fill_input(request: RunRequest, input_dir: Path, bundles: list[SkillBundle]) -> None:
     """What the agent reads in `input_dir` (made empty before the snapshot, which the
     container's create goes out beside: written while the engine makes it)."""
-    write_bundles(input_dir / SKILLS_DIR, bundles)
+    if bundles:
+        from holon.runner.skills import write_bundles
+
+        write_bundles(input_dir / SKILLS_DIR, bundles)
     (input_dir / SPEC_FILE).write_text(request.spec.to_yaml(), encoding="utf-8")
     context = input_dir / CONTEXT_DIR
     if request.context is not None:

@@ -257,3 +257,26 @@ def test_a_repository_skill_with_a_schema_is_enforced(repo: Path, tmp_path: Path
         bad.reason
     )
     assert os.path.isdir(tmp_path / "b" / "out")
+
+
+def test_the_requests_skills_are_validated_by_the_skill_model(tmp_path: Path) -> None:
+    """Loaded only when a request has skills (run.py), the skill models still validate them:
+    a declaration becomes a Skill, a wrong one is refused naming where, a Skill stays itself."""
+    from pydantic import ValidationError
+
+    def request(skills: Any) -> RunRequest:
+        return RunRequest(
+            spec=spec_for("fake"), workspace=tmp_path, output=tmp_path / "o", skills=skills
+        )
+
+    review = _skill("github-review")
+    assert request([review]).skills == [review]
+    assert request([]).skills == []
+    made = request([{"name": "mine", "description": "d"}]).skills
+    assert [type(s) for s in made] == [Skill]
+    assert made[0].name == "mine"
+    with pytest.raises(ValidationError) as refused:
+        request([{"name": "mine", "description": "d", "nope": 1}])
+    assert {e["loc"] for e in refused.value.errors()} == {("skills", 0, "nope")}
+    with pytest.raises(ValidationError, match="valid list"):
+        request("github-review")
