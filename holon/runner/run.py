@@ -282,8 +282,9 @@ def _bundles(request: RunRequest) -> list[SkillBundle]:
 
 
 def _fill_input(request: RunRequest, input_dir: Path, bundles: list[SkillBundle]) -> None:
-    """What the agent reads in `input_dir` (made empty before the snapshot, which the
-    container's create goes out beside: written while the engine makes it)."""
+    """What the agent reads in `input_dir`, made empty before the snapshot: written in the
+    pool's thread once the container's create went out (`ready` in `run`), while the snapshot is
+    taken, not before either of them."""
     if bundles:
         from holon.runner.skills import write_bundles
 
@@ -383,6 +384,7 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 )
 
             prepare = getattr(backend, "prepare", None)
+            filling: list[Future[None]] = []
 
             def ready(workspace: Path, objects: Path | None) -> None:
                 # The snapshot's directories exist: the engine check done, the backend may create
@@ -391,6 +393,8 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 if prepare is not None:
                     early = job_for(workspace, objects)
                     preparing.append(pool.submit(_prepare_after, checked, prepare, early))
+                # Then the input the agent reads is written there too, off this thread's way.
+                filling.append(pool.submit(_fill_input, request, root / "input", bundles))
 
             snapshot = take_snapshot(
                 request.workspace,
@@ -400,7 +404,10 @@ def run(request: RunRequest, *, backend: Backend | None = None) -> RunResult:
                 on_ready=ready,
             )
             mark("snapshot taken")
-            _fill_input(request, root / "input", bundles)
+            if filling:
+                filling[0].result()
+            else:  # the snapshot never told its directories (a test's stand-in)
+                _fill_input(request, root / "input", bundles)
             checked.result()
             mark("preflight done")
         job = job_for(snapshot.root, snapshot.objects)

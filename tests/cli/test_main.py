@@ -240,3 +240,24 @@ def test_holon_run_exits_quickly() -> None:
     import holon.cli.run_cmd
 
     assert holon.cli.run_cmd.QUICK_EXIT is True
+
+
+def test_a_named_command_gets_its_parser_alone_and_help_lists_them_all(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`holon run ...` builds the run command's parser only (the others cost its start ~2 ms);
+    `holon --help`, and a name that is no command, still see every command."""
+
+    def commands(parser: argparse.ArgumentParser) -> set[str]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices)
+
+    assert commands(cli.build_parser("run")) == {"run"}
+    assert commands(cli.build_parser(None)) == set(cli.COMMANDS)
+    assert cli.main(["--help"]) == 0
+    shown = capsys.readouterr().out
+    assert all(name in shown for name in cli.COMMANDS)
+    assert cli.main(["nosuch"]) == cli.EXIT_USAGE
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+    assert cli.main(["run", "--spec", "x"]) == cli.EXIT_USAGE  # its own parser's refusal
+    assert "--output" in capsys.readouterr().err

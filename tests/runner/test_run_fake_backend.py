@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -254,7 +255,7 @@ def test_the_input_is_written_while_the_backend_prepares_the_agent(
 
     run_module = importlib.import_module("holon.runner.run")
     prepared = threading.Event()
-    seen: dict[str, list[str]] = {}
+    seen: dict[str, list[Any]] = {}
 
     class Preparing(FakeBackend):
         def prepare(self, job: Job) -> None:
@@ -265,6 +266,7 @@ def test_the_input_is_written_while_the_backend_prepares_the_agent(
 
     def fill(*args: object) -> None:
         assert prepared.wait(30)  # the order the overlap gives, made certain
+        seen["fill"] = [threading.current_thread() is threading.main_thread()]
         real_fill(*args)
 
     def act(job: Job) -> int:
@@ -277,4 +279,5 @@ def test_the_input_is_written_while_the_backend_prepares_the_agent(
     monkeypatch.setattr(run_module, "_fill_input", fill)
     result = run(_request(make_repo(), tmp_path / "out"), backend=Preparing(act))
     assert result.exit_code == 0
-    assert seen == {"prepare": [], "agent": ["context", "spec.yaml"]}
+    # Written beside the snapshot (off the thread taking it), after the prepare went out.
+    assert seen == {"prepare": [], "fill": [False], "agent": ["context", "spec.yaml"]}
