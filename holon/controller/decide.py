@@ -66,6 +66,8 @@ def target_of(envelope: EventEnvelope) -> Target:
 
 
 _last_target: tuple[EventEnvelope, Target] | None = None
+# Event types whose rules `PolicyDecider` keeps at once (a few dozen exist).
+_MAX_TYPES = 256
 
 
 def _matches(rule: Rule, env: EventEnvelope, policy: Policy, facts: RepoFacts) -> bool:
@@ -128,6 +130,8 @@ class PolicyDecider:
     def __init__(self, policy: Policy, facts: RepoFacts) -> None:
         self.policy = policy
         self.facts = facts
+        # For `_rules_on`: the rules list it was made of, its length, and the rules by type.
+        self._by_type: tuple[list[Rule], int, dict[str, list[Rule]]] | None = None
 
     def decide(self, envelope: EventEnvelope, view: ControllerView) -> Decision:
         return self.decide_viewing(envelope, lambda: view)
@@ -137,10 +141,27 @@ class PolicyDecider:
     ) -> Decision:
         """`decide`, with the view made only once a rule matches: most events match none, and
         matching reads the event, the policy and the facts, never the state."""
-        for rule in self.policy.rules:
-            if _matches(rule, envelope, self.policy, self.facts):
+        policy = self.policy
+        for rule in self._rules_on(policy, envelope.type):
+            if _matches(rule, envelope, policy, self.facts):
                 return self._apply(rule, envelope, view_of())
         return Decision(self.name, f"no rule matches {envelope.type}")
+
+    def _rules_on(self, policy: Policy, type_: str) -> list[Rule]:
+        """The policy's rules, in order, less those whose `on` leaves out events of `type_`
+        (what `_matches` asks first): most rules name other events. Kept by type for this very
+        list of rules, as it is now (a policy is frozen; its list is never changed in place, and
+        one that were is listed again)."""
+        rules = policy.rules
+        known = self._by_type
+        if known is None or known[0] is not rules or known[1] != len(rules):
+            known = self._by_type = (rules, len(rules), {})
+        found = known[2].get(type_)
+        if found is None:
+            if len(known[2]) >= _MAX_TYPES:
+                known[2].clear()
+            found = known[2][type_] = [r for r in rules if not r.on or type_ in r.on]
+        return found
 
     def _apply(self, rule: Rule, env: EventEnvelope, view: ControllerView) -> Decision:
         target = _pr_target(env) if rule.do == "run_skill" else target_of(env)

@@ -57,11 +57,14 @@ def _entry_id(entry: Mapping[str, Any]) -> str:
 def dumps(value: Any) -> str:
     """A value as journal lines write it: keys sorted, compact, no NaN, and scrubbed (outside
     text may hold a lone surrogate, which must not stop the journal)."""
-    return jsonio.scrub(
-        json.dumps(
-            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
-    )
+    return jsonio.scrub(_ENCODER.encode(value))
+
+
+# What `json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+# allow_nan=False)` makes a new one of for every call (several lines per event in a serve).
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 
 
 def _dumps(entry: Mapping[str, Any]) -> str:

@@ -351,3 +351,46 @@ def test_append_verbatim_refuses_what_is_not_one_line(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="non-empty string 'id'"):
             journal.append_verbatim({"p": 1}, ("p",), "1")  # no id: refused as by append
         assert list(journal.read()) == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": 1, "a": [1.5, None, True, "é\u2028"], "c": {"z": {}, "y": []}},
+        "text",
+        [1, 2],
+        {"id": "x", "n": 10**30},
+    ],
+)
+def test_dumps_is_json_dumps_with_the_journal_options(value: Any) -> None:
+    expected = json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    assert journal_module.dumps(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ({"x": float("nan")}, ValueError),
+        ({1: "a", "b": 2}, TypeError),  # keys that do not sort
+        ({"x": {1, 2}}, TypeError),
+    ],
+)
+def test_dumps_refuses_what_json_dumps_refuses(value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        json.dumps(value, sort_keys=True, allow_nan=False)
+    with pytest.raises(error):
+        journal_module.dumps(value)
+    # The encoder it keeps is not left in a state that refuses the next value.
+    assert journal_module.dumps({"ok": [1]}) == '{"ok":[1]}'
+
+
+def test_dumps_refuses_a_circular_value_every_time() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Circular"):
+            journal_module.dumps({"x": loop})
+    shared = [1]
+    assert journal_module.dumps({"a": shared, "b": shared}) == '{"a":[1],"b":[1]}'
