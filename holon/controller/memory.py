@@ -21,6 +21,15 @@ MAX_FAILED = 20  # (skill, head) pairs whose failures are remembered
 MAX_TEXT = 300  # characters of a reason, a question or an answer kept
 MAX_OUTCOMES = 16  # distinct outcome names counted (they come from a small fixed set)
 
+# No spend: one frozen value shared by every attempt and memory without one. A dump that leaves
+# defaults out asks the factory for the default of each (a memory, each of its recent attempts):
+# `Spend` itself would validate a new one every time, several per event in a serve.
+NO_SPEND = Spend()
+
+
+def no_spend() -> Spend:
+    return NO_SPEND
+
 
 class Attempt(BaseModel):
     """One settled piece of work on the subject: a skill run, or another effect that failed."""
@@ -36,7 +45,7 @@ class Attempt(BaseModel):
     outcome: str
     reason: str | None = Field(default=None, max_length=MAX_TEXT)
     pr: int | None = None
-    spend: Spend = Field(default_factory=Spend)
+    spend: Spend = Field(default_factory=no_spend)
 
 
 class QuestionEntry(BaseModel):
@@ -75,7 +84,7 @@ class SubjectMemory(BaseModel):
     questions: list[QuestionEntry] = Field(default_factory=list, max_length=MAX_QUESTIONS)
     last_closure: LastClosure | None = None
     decisions: int = Field(default=0, ge=0, description="decisions made on the subject")
-    spend: Spend = Field(default_factory=Spend, description="lifetime spend: runs and decisions")
+    spend: Spend = Field(default_factory=no_spend, description="lifetime spend: runs and decisions")
 
 
 __all__ = [
