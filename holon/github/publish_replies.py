@@ -147,7 +147,8 @@ def post_replies(
     """Reply for `commit` (the fix just pushed): 1 call per page of the pull request's review
     comments, then 1 per reply posted (none when there is no reply), then, when a reply was
     posted, the pages once more (+1 per racer's duplicate deleted: `_oldest_stands`). The
-    output's `replies` are the replies that stand for the ones this call posted: another job's
+    output's `replies` are the replies that stand for the doc's: Holon's already there for this
+    commit (an earlier attempt's, another job's), then those this call posted, or another job's
     older one where ours was its duplicate. Holon's login is needed to find its replies again:
     PublishError("no-login") without it."""
     if not doc.review_replies:
@@ -159,6 +160,9 @@ def post_replies(
     threads = _Threads(api, request.number, login, marker)
     comments = threads.listed()
     written: list[_Written] = []
+    # Holon's replies already there for this commit (an earlier attempt of this run, or another
+    # job's): they stand for the doc's replies as much as the ones this call posts.
+    found: list[int] = []
     skipped: list[str] = []
     for reply in doc.review_replies:
         target = comments.get(reply.comment_id)
@@ -167,7 +171,10 @@ def post_replies(
             continue
         thread = int(target.get("in_reply_to_id") or reply.comment_id)
         line = done_line(reply.status, commit)
-        if threads.holons(comments, thread, line):
+        there = threads.holons(comments, thread, line)
+        if there:
+            if there[0] not in found:
+                found.append(there[0])
             continue
         body = neutralized(f"{marker}\n\n{prose(reply.message)}\n\n{line}", rules)
         made = _post(threads, thread, line, body)
@@ -179,7 +186,8 @@ def post_replies(
         }
         written.append(made)
     posted, notes = _oldest_stands(threads, written)
-    output = {"pull_request": request.number, "commit": commit, "replies": posted}
+    stands = found + [ident for ident in posted if ident not in found]
+    output = {"pull_request": request.number, "commit": commit, "replies": stands}
     # Performed: a reply this call wrote stands (not only another job's, ours deleted).
     performed = bool({w.id for w in written} & set(posted))
     return EffectOutcome("reply", performed, output, "; ".join(skipped + notes))

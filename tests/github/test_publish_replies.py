@@ -98,6 +98,8 @@ def test_each_addressed_thread_gets_one_reply_naming_the_commit(
     again = post_replies(gh, LOGIN, _request(), doc, COMMIT)
     assert not again.performed
     assert github_server.operations() == ["pulls/list-review-comments"]
+    # A second attempt (after a crash, or another job) names the replies that stand: the same.
+    assert again.output["replies"] == outcome.output["replies"]
 
 
 def test_a_5xx_after_github_posted_the_reply_is_looked_up(
