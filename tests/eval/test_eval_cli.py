@@ -34,6 +34,17 @@ def test_the_policy_decider_passes_the_shipped_corpus(capsys: pytest.CaptureFixt
     assert "wrong*" in out  # the documented limit is marked
 
 
+def test_an_evaluation_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its journals are kept in memory, every line of them: an event line once went to a file
+    # named `events` in the current directory (a user's checkout).
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["eval"]) == 0
+    capsys.readouterr()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_no_arguments_scores_both_deciders_and_both_pass(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
