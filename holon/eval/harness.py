@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,15 +46,9 @@ class MemoryJournal(Journal):
         super().__init__(Path(name))
         self.entries: list[dict[str, Any]] = []
 
-    def append(self, entry: Mapping[str, Any]) -> None:
-        self.entries.append(dict(entry))
-
-    def append_many(self, entries: Iterable[Mapping[str, Any]]) -> None:
-        self.entries.extend(dict(e) for e in entries)
-
     def _write(self, data: bytes) -> None:
-        # Every other way of appending (an encoded line, a verbatim payload) ends here: kept as
-        # entries, never a file (the journal's path is only a name: it would be in the cwd).
+        # Every way of appending ends here, encoded as a file's lines would be: kept as entries,
+        # never a file (the journal's path is only a name: it would be in the cwd).
         self.entries.extend(json.loads(line) for line in data.splitlines() if line)
 
 
